@@ -1,0 +1,80 @@
+//! Command line: clap subcommands. With no subcommand the engine speaks UCI.
+
+use crate::core::{Position, perft};
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use std::time::Instant;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "xqtune",
+    version,
+    about = "Xiangqi/Jieqi engine and evaluation tuner"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Count leaf nodes of the legal move tree (move generator proof and speed test).
+    Perft {
+        /// Depth in plies (1-12).
+        #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=12))]
+        depth: u32,
+        /// Start position (default: the Xiangqi start).
+        #[arg(long)]
+        fen: Option<String>,
+        /// Print one line per root move with its node count.
+        #[arg(long)]
+        divide: bool,
+    },
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match run(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            1
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        None => bail!("no subcommand given (UCI mode comes with the engine)"),
+        Some(Command::Perft { depth, fen, divide }) => run_perft(depth, fen.as_deref(), divide),
+    }
+}
+
+fn run_perft(depth: u32, fen: Option<&str>, divide: bool) -> Result<()> {
+    let mut pos = match fen {
+        Some(f) => Position::from_fen(f).with_context(|| format!("invalid FEN '{f}'"))?,
+        None => Position::startpos(),
+    };
+    let start = Instant::now();
+    let nodes = if divide {
+        let mut total = 0;
+        for (m, n) in perft::divide(&mut pos, depth) {
+            println!("{m}: {n}");
+            total += n;
+        }
+        total
+    } else {
+        perft::perft(&mut pos, depth)
+    };
+    let ms = start.elapsed().as_millis();
+    let nps = (nodes as f64 / start.elapsed().as_secs_f64().max(1e-9)) as u64;
+    println!("nodes {nodes} time_ms {ms} nps {nps}");
+    Ok(())
+}

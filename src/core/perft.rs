@@ -1,0 +1,62 @@
+//! Perft: counts the leaf nodes of the legal move tree, the standard proof of move generation
+//! (<https://www.chessprogramming.org/Perft>). The last ply is counted in bulk: the number of
+//! legal moves, without making them.
+
+use super::position::Position;
+use super::types::Move;
+
+pub fn perft(pos: &mut Position, depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    if pos.dark() != 0 {
+        return super::jieqi::perft_jieqi(pos, depth);
+    }
+    let moves = pos.legal_moves();
+    if depth == 1 {
+        return moves.len() as u64;
+    }
+    let mut nodes = 0;
+    for &m in moves.iter() {
+        pos.make_move(m);
+        nodes += perft(pos, depth - 1);
+        pos.unmake_move();
+    }
+    nodes
+}
+
+/// Node count under each root move, in generation order.
+pub fn divide(pos: &mut Position, depth: u32) -> Vec<(Move, u64)> {
+    let mut out = Vec::new();
+    if depth == 0 {
+        return out;
+    }
+    for child in super::jieqi::root_children(pos) {
+        pos.make_move(child);
+        let n = perft(pos, depth - 1);
+        pos.unmake_move();
+        out.push((child, n));
+    }
+    out
+}
+
+/// Perft that checks at every node that the incremental state (bitboards, key, check flag)
+/// equals a full recompute, and that unmake restores the position exactly. Slow; for tests.
+pub fn perft_checked(pos: &mut Position, depth: u32) -> Result<u64, String> {
+    pos.debug_validate()?;
+    if depth == 0 {
+        return Ok(1);
+    }
+    let before = pos.to_fen();
+    let key = pos.key();
+    let mut nodes = 0;
+    for child in super::jieqi::root_children(pos) {
+        pos.make_move(child);
+        nodes += perft_checked(pos, depth - 1).map_err(|e| format!("after {child:?}: {e}"))?;
+        pos.unmake_move();
+        if pos.key() != key || pos.to_fen() != before {
+            return Err(format!("unmake of {child:?} did not restore {before}"));
+        }
+    }
+    Ok(nodes)
+}

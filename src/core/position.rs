@@ -1,0 +1,522 @@
+//! The position: board, bitboards, side to move, Zobrist key and the undo history.
+//!
+//! Make/unmake updates everything incrementally; `debug_validate` recomputes from scratch so
+//! tests can prove the incremental path. The variant (Xiangqi or Jieqi) is data in the position:
+//! a Jieqi dark piece sits on the board with the kind of its home square (the kind it moves as)
+//! and is marked in `dark`.
+
+use super::attacks::*;
+use super::types::*;
+use super::zobrist::KEYS;
+
+/// Which game the position follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Variant {
+    #[default]
+    Xiangqi,
+    Jieqi,
+}
+
+/// What is restored by `unmake_move`, and what the repetition rulings read.
+#[derive(Clone, Copy, Debug)]
+pub struct State {
+    pub mv: Move,
+    /// Piece code captured by `mv` (0 for none).
+    pub captured: u8,
+    /// Whether the captured piece was dark (Jieqi).
+    pub captured_dark: bool,
+    /// Key, no-capture counter and check flag of the position *before* `mv`.
+    pub key: u64,
+    pub rule60: u16,
+    pub in_check: bool,
+}
+
+#[derive(Clone)]
+pub struct Position {
+    pub(crate) board: [u8; 90],
+    pub(crate) by_color: [Bitboard; 2],
+    pub(crate) by_kind: [Bitboard; 7],
+    pub(crate) occ_rot: Bitboard,
+    pub(crate) side: Color,
+    pub(crate) key: u64,
+    pub(crate) rule60: u16,
+    pub(crate) fullmove: u16,
+    pub(crate) in_check: bool,
+    pub(crate) variant: Variant,
+    /// Jieqi: face-down pieces.
+    pub(crate) dark: Bitboard,
+    /// Jieqi: `pool[color][kind]`, identities not yet revealed to the viewer.
+    pub(crate) pool: [[u8; 7]; 2],
+    /// Jieqi (arbiter/tests only): true kind + 1 of each dark piece, 0 when unknown.
+    pub(crate) hidden: [u8; 90],
+    pub(crate) history: Vec<State>,
+}
+
+pub const START_FEN: &str = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
+
+impl Position {
+    /// An empty board (no kings): only for building positions that are validated afterwards.
+    pub(crate) fn empty(variant: Variant) -> Position {
+        Position {
+            board: [0; 90],
+            by_color: [0; 2],
+            by_kind: [0; 7],
+            occ_rot: 0,
+            side: Color::Red,
+            key: 0,
+            rule60: 0,
+            fullmove: 1,
+            in_check: false,
+            variant,
+            dark: 0,
+            pool: [[0; 7]; 2],
+            hidden: [0; 90],
+            history: Vec::with_capacity(256),
+        }
+    }
+
+    /// The Xiangqi start position.
+    pub fn startpos() -> Position {
+        Position::from_fen(START_FEN).expect("start FEN is valid")
+    }
+
+    #[inline(always)]
+    pub fn side_to_move(&self) -> Color {
+        self.side
+    }
+
+    #[inline(always)]
+    pub fn key(&self) -> u64 {
+        self.key
+    }
+
+    #[inline(always)]
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    /// Plies since the last capture (the "60-move" counter, in plies).
+    #[inline(always)]
+    pub fn rule60(&self) -> u32 {
+        self.rule60 as u32
+    }
+
+    pub fn fullmove(&self) -> u32 {
+        self.fullmove as u32
+    }
+
+    #[inline(always)]
+    pub fn in_check(&self) -> bool {
+        self.in_check
+    }
+
+    #[inline(always)]
+    pub fn piece_at(&self, sq: Square) -> Option<Piece> {
+        Piece::from_code(self.board[sq.index()])
+    }
+
+    #[inline(always)]
+    pub fn occupied(&self) -> Bitboard {
+        self.by_color[0] | self.by_color[1]
+    }
+
+    #[inline(always)]
+    pub fn pieces(&self, color: Color) -> Bitboard {
+        self.by_color[color.index()]
+    }
+
+    #[inline(always)]
+    pub fn pieces_of(&self, color: Color, kind: PieceType) -> Bitboard {
+        self.by_color[color.index()] & self.by_kind[kind.index()]
+    }
+
+    #[inline(always)]
+    pub fn kind_bb(&self, kind: PieceType) -> Bitboard {
+        self.by_kind[kind.index()]
+    }
+
+    #[inline(always)]
+    pub fn occ_rot(&self) -> Bitboard {
+        self.occ_rot
+    }
+
+    /// Jieqi: the face-down pieces (empty in Xiangqi).
+    #[inline(always)]
+    pub fn dark(&self) -> Bitboard {
+        self.dark
+    }
+
+    /// Jieqi: how many of `kind` of `color` are still hidden to the viewer.
+    pub fn pool_count(&self, color: Color, kind: PieceType) -> u32 {
+        self.pool[color.index()][kind.index()] as u32
+    }
+
+    #[inline(always)]
+    pub fn king_square(&self, color: Color) -> Square {
+        let b = self.pieces_of(color, PieceType::King);
+        Square(b.trailing_zeros() as u8)
+    }
+
+    /// The moves played since the position was set up (oldest first), with their undo data.
+    pub fn history(&self) -> &[State] {
+        &self.history
+    }
+
+    /// Number of moves made on this position object since it was set up.
+    pub fn game_ply(&self) -> usize {
+        self.history.len()
+    }
+
+    /// Forgets the undo history (the current position becomes the root of repetition checks).
+    pub fn clear_history(&mut self) {
+        self.history.clear();
+    }
+
+    #[inline(always)]
+    pub(crate) fn put_piece(&mut self, sq: usize, code: u8) {
+        let p = Piece::from_code(code).expect("valid piece code");
+        let b = 1u128 << sq;
+        self.board[sq] = code;
+        self.by_color[p.color.index()] |= b;
+        self.by_kind[p.kind.index()] |= b;
+        self.occ_rot |= 1u128 << ROT_INDEX[sq];
+    }
+
+    #[inline(always)]
+    fn remove_piece(&mut self, sq: usize, code: u8) {
+        let c = (code - 1) as usize;
+        let b = !(1u128 << sq);
+        self.board[sq] = 0;
+        self.by_color[c / 7] &= b;
+        self.by_kind[c % 7] &= b;
+        self.occ_rot &= !(1u128 << ROT_INDEX[sq]);
+    }
+
+    /// Key recomputed from scratch (the incremental key must always equal it).
+    pub fn compute_key(&self) -> u64 {
+        let mut k = 0;
+        for s in 0..90 {
+            let code = self.board[s] as usize;
+            if code != 0 {
+                if self.dark & (1u128 << s) != 0 {
+                    k ^= KEYS.dark[(code - 1) / 7][s];
+                } else {
+                    k ^= KEYS.piece[code][s];
+                }
+            }
+        }
+        if self.variant == Variant::Jieqi {
+            for c in 0..2 {
+                for t in 0..7 {
+                    k ^= KEYS.pool[c][t][self.pool[c][t].min(5) as usize];
+                }
+            }
+        }
+        if self.side == Color::Black {
+            k ^= KEYS.side;
+        }
+        k
+    }
+
+    /// Whether `sq` would be attacked by `by` with the given occupancy, ignoring the pieces in
+    /// `removed` (a piece just captured).
+    #[inline(always)]
+    pub(crate) fn attacked_with(
+        &self,
+        sq: usize,
+        by: Color,
+        occ: Bitboard,
+        occ_rot: Bitboard,
+        removed: Bitboard,
+    ) -> bool {
+        let theirs = self.by_color[by.index()] & !removed;
+        let (rook, cannon) = rook_and_cannon(sq, occ, occ_rot);
+        if rook
+            & theirs
+            & (self.by_kind[PieceType::Rook as usize] | self.by_kind[PieceType::King as usize])
+            != 0
+        {
+            return true;
+        }
+        if cannon & theirs & self.by_kind[PieceType::Cannon as usize] != 0 {
+            return true;
+        }
+        if HORSE_ATTACKERS[sq][leg_bits(&DIAG_NEIGHBOURS[sq], occ)]
+            & theirs
+            & self.by_kind[PieceType::Horse as usize]
+            != 0
+        {
+            return true;
+        }
+        if PAWN_ATTACKERS[by.index()][sq] & theirs & self.by_kind[PieceType::Pawn as usize] != 0 {
+            return true;
+        }
+        if self.variant == Variant::Jieqi {
+            // Revealed Jieqi advisors and elephants roam freely and can attack a king.
+            if ADVISOR_MOVES[sq] & theirs & self.by_kind[PieceType::Advisor as usize] != 0 {
+                return true;
+            }
+            if ELEPHANT_MOVES[sq][leg_bits(&DIAG_NEIGHBOURS[sq], occ)]
+                & theirs
+                & self.by_kind[PieceType::Elephant as usize]
+                != 0
+            {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether the side `color`'s king is attacked in the current position.
+    #[inline(always)]
+    pub fn king_attacked(&self, color: Color) -> bool {
+        let k = self.king_square(color).index();
+        self.attacked_with(k, color.flip(), self.occupied(), self.occ_rot, 0)
+    }
+
+    /// Whether `sq` is attacked by `by` in the current position.
+    pub fn is_attacked(&self, sq: Square, by: Color) -> bool {
+        self.attacked_with(sq.index(), by, self.occupied(), self.occ_rot, 0)
+    }
+
+    /// Plays `m`, which must be legal. Dark movers (Jieqi) must carry their revealed kind.
+    #[inline]
+    pub fn make_move(&mut self, m: Move) {
+        let from = m.from().index();
+        let to = m.to().index();
+        let code = self.board[from];
+        let captured = self.board[to];
+        let to_bb = 1u128 << to;
+        let captured_dark = self.dark & to_bb != 0;
+        self.history.push(State {
+            mv: m,
+            captured,
+            captured_dark,
+            key: self.key,
+            rule60: self.rule60,
+            in_check: self.in_check,
+        });
+        let us = self.side;
+        let mut key = self.key ^ KEYS.side;
+        if captured != 0 {
+            self.remove_piece(to, captured);
+            if captured_dark {
+                self.dark &= !to_bb;
+                key ^= KEYS.dark[us.flip().index()][to];
+            } else {
+                key ^= KEYS.piece[captured as usize][to];
+            }
+            self.rule60 = 0;
+        } else {
+            self.rule60 += 1;
+        }
+        self.remove_piece(from, code);
+        let from_bb = 1u128 << from;
+        let mut new_code = code;
+        if self.dark & from_bb != 0 {
+            self.dark &= !from_bb;
+            key ^= KEYS.dark[us.index()][from];
+            let kind = m
+                .reveal()
+                .unwrap_or(PieceType::from_index(((code - 1) % 7) as usize));
+            new_code = Piece::new(us, kind).code();
+            let n = &mut self.pool[us.index()][kind.index()];
+            key ^= KEYS.pool[us.index()][kind.index()][(*n).min(5) as usize];
+            *n = n.saturating_sub(1);
+            key ^= KEYS.pool[us.index()][kind.index()][(*n).min(5) as usize];
+            self.hidden[from] = 0;
+        } else {
+            key ^= KEYS.piece[code as usize][from];
+        }
+        self.put_piece(to, new_code);
+        key ^= KEYS.piece[new_code as usize][to];
+        self.key = key;
+        if us == Color::Black {
+            self.fullmove += 1;
+        }
+        self.side = us.flip();
+        self.in_check = self.king_attacked(self.side);
+    }
+
+    /// Takes back the last move made with `make_move`.
+    #[inline]
+    pub fn unmake_move(&mut self) {
+        let st = self.history.pop().expect("unmake_move with empty history");
+        self.side = self.side.flip();
+        if self.side == Color::Black {
+            self.fullmove -= 1;
+        }
+        let us = self.side;
+        if st.mv.is_null() {
+            self.key = st.key;
+            self.rule60 = st.rule60;
+            self.in_check = st.in_check;
+            return;
+        }
+        let from = st.mv.from().index();
+        let to = st.mv.to().index();
+        let moved = self.board[to];
+        self.remove_piece(to, moved);
+        if let Some(kind) = st.mv.reveal() {
+            // The mover was dark: it goes back face-down, moving as its home square's kind,
+            // and its identity returns to the pool.
+            let _ = kind;
+            let home =
+                super::jieqi::home_kind(us, from).expect("dark mover stands on a home square");
+            self.pool[us.index()][kind.index()] += 1;
+            self.hidden[from] = kind as u8 + 1;
+            self.put_piece(from, Piece::new(us, home).code());
+            self.dark |= 1u128 << from;
+        } else {
+            self.put_piece(from, moved);
+        }
+        if st.captured != 0 {
+            self.put_piece(to, st.captured);
+            if st.captured_dark {
+                self.dark |= 1u128 << to;
+            }
+        }
+        self.key = st.key;
+        self.rule60 = st.rule60;
+        self.in_check = st.in_check;
+    }
+
+    /// Passes the move (null-move pruning). Never call when in check.
+    pub fn make_null(&mut self) {
+        self.history.push(State {
+            mv: Move::NULL,
+            captured: 0,
+            captured_dark: false,
+            key: self.key,
+            rule60: self.rule60,
+            in_check: self.in_check,
+        });
+        self.key ^= KEYS.side;
+        if self.side == Color::Black {
+            self.fullmove += 1;
+        }
+        self.side = self.side.flip();
+        self.in_check = false;
+    }
+
+    pub fn unmake_null(&mut self) {
+        self.unmake_move();
+    }
+
+    /// Whether playing `m` (legal) gives check.
+    pub fn gives_check(&self, m: Move) -> bool {
+        let from = m.from().index();
+        let to = m.to().index();
+        let us = self.side;
+        let them_k = self.king_square(us.flip()).index();
+        let from_bb = 1u128 << from;
+        let to_bb = 1u128 << to;
+        let occ = (self.occupied() & !from_bb) | to_bb;
+        let occ_rot = (self.occ_rot & !(1u128 << ROT_INDEX[from])) | (1u128 << ROT_INDEX[to]);
+        // Evaluate attackers with the mover relocated: temporarily build a copy of the sets.
+        let mut tmp = self.clone_shallow();
+        let code = self.board[from];
+        let kind = m
+            .reveal()
+            .map(|k| k.index())
+            .unwrap_or(((code - 1) % 7) as usize);
+        let captured = self.board[to];
+        if captured != 0 {
+            let c = (captured - 1) as usize;
+            tmp.by_color[c / 7] &= !to_bb;
+            tmp.by_kind[c % 7] &= !to_bb;
+        }
+        tmp.by_color[us.index()] = (tmp.by_color[us.index()] & !from_bb) | to_bb;
+        tmp.by_kind[((code - 1) % 7) as usize] &= !from_bb;
+        tmp.by_kind[kind] |= to_bb;
+        tmp.attacked_with(them_k, us, occ, occ_rot, 0)
+    }
+
+    /// A copy without the undo history (cheap enough for occasional what-if queries).
+    fn clone_shallow(&self) -> Position {
+        Position {
+            board: self.board,
+            by_color: self.by_color,
+            by_kind: self.by_kind,
+            occ_rot: self.occ_rot,
+            side: self.side,
+            key: self.key,
+            rule60: self.rule60,
+            fullmove: self.fullmove,
+            in_check: self.in_check,
+            variant: self.variant,
+            dark: self.dark,
+            pool: self.pool,
+            hidden: self.hidden,
+            history: Vec::new(),
+        }
+    }
+
+    /// Recomputes every derived field and returns an error naming the first mismatch.
+    /// Used by tests (perft through the incremental paths) and debug assertions.
+    pub fn debug_validate(&self) -> Result<(), String> {
+        let mut by_color = [0u128; 2];
+        let mut by_kind = [0u128; 7];
+        let mut occ_rot = 0u128;
+        for s in 0..90 {
+            if let Some(p) = Piece::from_code(self.board[s]) {
+                by_color[p.color.index()] |= 1 << s;
+                by_kind[p.kind.index()] |= 1 << s;
+                occ_rot |= 1u128 << ROT_INDEX[s];
+            }
+        }
+        if by_color != self.by_color {
+            return Err("colour bitboards differ from the board".into());
+        }
+        if by_kind != self.by_kind {
+            return Err("kind bitboards differ from the board".into());
+        }
+        if occ_rot != self.occ_rot {
+            return Err("file-major occupancy differs from the board".into());
+        }
+        if self.compute_key() != self.key {
+            return Err(format!(
+                "incremental key {:016x} != recomputed {:016x}",
+                self.key,
+                self.compute_key()
+            ));
+        }
+        if self.king_attacked(self.side) != self.in_check {
+            return Err("in_check flag is stale".into());
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Position({})", self.to_fen())
+    }
+}
+
+impl std::fmt::Display for Position {
+    /// A text diagram, rank 9 at the top, as a terminal user reads the board.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for r in (0..10).rev() {
+            write!(f, "{r} ")?;
+            for file in 0..9 {
+                let s = Square::new(file, r);
+                let c = match self.piece_at(s) {
+                    Some(p) if self.dark & s.bb() != 0 => {
+                        if p.color == Color::Red {
+                            'X'
+                        } else {
+                            'x'
+                        }
+                    }
+                    Some(p) => p.letter(),
+                    None => '.',
+                };
+                write!(f, " {c}")?;
+            }
+            writeln!(f)?;
+        }
+        writeln!(f, "   a b c d e f g h i")?;
+        write!(f, "{}", self.to_fen())
+    }
+}

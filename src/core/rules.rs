@@ -1,0 +1,222 @@
+//! Game-end rulings in one place (Pikafish keeps them in `Position::rule_judge`):
+//! checkmate and stalemate lose for the side to move; 120 plies (Jieqi: 80 by default) without a
+//! capture draw; a repeated position is lost by a side that gave check on every one of its moves
+//! of the cycle (perpetual check) and drawn otherwise; no attacking pieces left is a draw.
+
+use super::position::{Position, Variant};
+use super::types::*;
+use std::fmt;
+
+/// The result of a game, from red's point of view in notation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GameResult {
+    RedWins,
+    BlackWins,
+    Draw,
+}
+
+impl GameResult {
+    pub fn win_for(c: Color) -> GameResult {
+        match c {
+            Color::Red => GameResult::RedWins,
+            Color::Black => GameResult::BlackWins,
+        }
+    }
+
+    /// 1, 0.5 or 0 for `c`.
+    pub fn score_for(self, c: Color) -> f64 {
+        match (self, c) {
+            (GameResult::Draw, _) => 0.5,
+            (GameResult::RedWins, Color::Red) | (GameResult::BlackWins, Color::Black) => 1.0,
+            _ => 0.0,
+        }
+    }
+
+    pub fn pgn(self) -> &'static str {
+        match self {
+            GameResult::RedWins => "1-0",
+            GameResult::BlackWins => "0-1",
+            GameResult::Draw => "1/2-1/2",
+        }
+    }
+
+    pub fn from_pgn(s: &str) -> Option<GameResult> {
+        match s {
+            "1-0" => Some(GameResult::RedWins),
+            "0-1" => Some(GameResult::BlackWins),
+            "1/2-1/2" | "1/2" | "½-½" => Some(GameResult::Draw),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for GameResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.pgn())
+    }
+}
+
+/// Why a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    Checkmate,
+    Stalemate,
+    PerpetualCheck,
+    Repetition,
+    NoCaptureLimit,
+    InsufficientMaterial,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Reason::Checkmate => "checkmate",
+            Reason::Stalemate => "stalemate",
+            Reason::PerpetualCheck => "perpetual check",
+            Reason::Repetition => "repetition",
+            Reason::NoCaptureLimit => "no-capture limit",
+            Reason::InsufficientMaterial => "insufficient material",
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub result: GameResult,
+    pub reason: Reason,
+}
+
+/// A repetition's verdict from the side to move's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Repetition {
+    Draw,
+    /// The opponent checked on every move of the cycle and we did not.
+    Win,
+    /// We checked on every move of the cycle and the opponent did not.
+    Loss,
+}
+
+impl Position {
+    /// Plies without capture after which the game is drawn.
+    pub fn no_capture_limit(&self) -> u32 {
+        match self.variant {
+            Variant::Xiangqi => 120,
+            Variant::Jieqi => self.jieqi_no_capture_limit(),
+        }
+    }
+
+    /// Looks for the current position `times - 1` times earlier in the history (same side to
+    /// move, inside the no-capture window, not across a null move) and rules on the cycle.
+    /// `times = 2` is what the search uses (the first repetition); games end at `times = 3`.
+    pub fn repetition(&self, times: usize) -> Option<Repetition> {
+        let n = self.history.len();
+        let window = (self.rule60 as usize).min(n);
+        if window < 4 {
+            return None;
+        }
+        let mut found = 0;
+        let mut i = 2;
+        while i <= window {
+            let st = &self.history[n - i];
+            if st.mv.is_null() || self.history[n - i + 1].mv.is_null() {
+                return None;
+            }
+            if st.key == self.key {
+                found += 1;
+                if found + 1 >= times {
+                    return Some(self.rule_cycle(n - i));
+                }
+            }
+            i += 2;
+        }
+        None
+    }
+
+    /// Rules on the moves `history[start..]`, which lead from a position back to itself.
+    fn rule_cycle(&self, start: usize) -> Repetition {
+        let n = self.history.len();
+        // gave_check(j): position after move j has its side to move in check.
+        let gave_check = |j: usize| {
+            if j + 1 < n {
+                self.history[j + 1].in_check
+            } else {
+                self.in_check
+            }
+        };
+        // Moves at start, start+2, ... were made by the side to move now ("us").
+        let mut us_all = true;
+        let mut them_all = true;
+        for j in start..n {
+            if (j - start) % 2 == 0 {
+                us_all &= gave_check(j);
+            } else {
+                them_all &= gave_check(j);
+            }
+        }
+        match (us_all, them_all) {
+            (true, false) => Repetition::Loss,
+            (false, true) => Repetition::Win,
+            _ => Repetition::Draw,
+        }
+    }
+
+    /// No rook, horse, cannon or pawn (and no dark piece) on either side.
+    pub fn insufficient_material(&self) -> bool {
+        let attackers = self.kind_bb(PieceType::Rook)
+            | self.kind_bb(PieceType::Horse)
+            | self.kind_bb(PieceType::Cannon)
+            | self.kind_bb(PieceType::Pawn)
+            | self.dark;
+        if attackers != 0 {
+            return false;
+        }
+        // Revealed Jieqi advisors and elephants can cross the board and give mate.
+        self.variant == Variant::Xiangqi
+            || (self.kind_bb(PieceType::Advisor) | self.kind_bb(PieceType::Elephant)) == 0
+    }
+
+    /// The game's outcome if it is over in this position, else `None`.
+    pub fn outcome(&self) -> Option<Outcome> {
+        let us = self.side;
+        if !self.has_legal_move() {
+            let reason = if self.in_check {
+                Reason::Checkmate
+            } else {
+                Reason::Stalemate
+            };
+            return Some(Outcome {
+                result: GameResult::win_for(us.flip()),
+                reason,
+            });
+        }
+        if let Some(rep) = self.repetition(3) {
+            return Some(match rep {
+                Repetition::Draw => Outcome {
+                    result: GameResult::Draw,
+                    reason: Reason::Repetition,
+                },
+                Repetition::Win => Outcome {
+                    result: GameResult::win_for(us),
+                    reason: Reason::PerpetualCheck,
+                },
+                Repetition::Loss => Outcome {
+                    result: GameResult::win_for(us.flip()),
+                    reason: Reason::PerpetualCheck,
+                },
+            });
+        }
+        if self.rule60 as u32 >= self.no_capture_limit() {
+            return Some(Outcome {
+                result: GameResult::Draw,
+                reason: Reason::NoCaptureLimit,
+            });
+        }
+        if self.insufficient_material() {
+            return Some(Outcome {
+                result: GameResult::Draw,
+                reason: Reason::InsufficientMaterial,
+            });
+        }
+        None
+    }
+}
