@@ -1,6 +1,11 @@
+#![allow(clippy::needless_range_loop)]
 //! xqtune: a Xiangqi and Jieqi engine built around a toolkit that tunes its evaluation.
 //!
-//! `core` holds the rules and depends on nothing above it.
+//! `core` holds the rules and depends on nothing above it; `eval` scores positions from the
+//! parameters in `params/`; `search` finds moves; `play` runs matches; `tune` improves params.
 
 pub mod cli;
 pub mod core;
+pub mod eval;
+pub mod play;
+pub mod search;

@@ -58,8 +58,11 @@ pub struct Setup {
     pub fullmove: u32,
 }
 
+/// Pieces by square, and the colour of each dark (face-down) piece.
+pub type ParsedBoard = ([Option<Piece>; 90], [Option<Color>; 90]);
+
 /// Parses the board field (ranks 9 to 0). `X`/`x` mark Jieqi dark pieces.
-pub fn parse_board(field: &str) -> Result<([Option<Piece>; 90], [Option<Color>; 90]), FenError> {
+pub fn parse_board(field: &str) -> Result<ParsedBoard, FenError> {
     let mut board = [None; 90];
     let mut dark = [None; 90];
     let ranks: Vec<&str> = field.split('/').collect();

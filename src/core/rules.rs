@@ -147,7 +147,7 @@ impl Position {
         let mut us_all = true;
         let mut them_all = true;
         for j in start..n {
-            if (j - start) % 2 == 0 {
+            if (j - start).is_multiple_of(2) {
                 us_all &= gave_check(j);
             } else {
                 them_all &= gave_check(j);
