@@ -30,6 +30,8 @@ pub enum Command {
         #[arg(long)]
         divide: bool,
     },
+    /// Score a position with the static evaluation (`--trace`: term by term).
+    Eval(crate::eval::EvalArgs),
 }
 
 pub fn main() -> i32 {
@@ -54,6 +56,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         None => bail!("no subcommand given (UCI mode comes with the engine)"),
         Some(Command::Perft { depth, fen, divide }) => run_perft(depth, fen.as_deref(), divide),
+        Some(Command::Eval(args)) => crate::eval::run_cli(&args),
     }
 }
 

@@ -1,138 +1,136 @@
-//! Evaluation. INTERFACE STUB: material only, to be replaced by the data-driven evaluation
-//! (params/xiangqi.json, tapered tables, trace). The public signatures below are what the search,
-//! the match runner and the tuners call; keep them.
+//! Evaluation: a data-driven, tapered Xiangqi evaluation that reports its own coefficients.
+//!
+//! - [`score`]: the `S(mg, eg)` pair and the phase blend.
+//! - [`params`]: the parameter schema, the flat view used by the tuners and the JSON format of
+//!   `params/xiangqi.json` (embedded as the default).
+//! - [`evaluate`](mod@evaluate): the evaluation, generic over a [`Tracer`].
+//! - [`trace`](mod@trace): the tracers; [`trace()`] gives the evaluation as a linear form.
+//!
+//! The variant is data in the position: [`evaluate()`] dispatches on it. Jieqi has its own
+//! parameter file (`params/jieqi.json`) and terms, added by the Jieqi layer; until then a Jieqi
+//! position is scored by the Xiangqi terms over its visible pieces (dark pieces count as the
+//! kind they move as).
 
-use crate::core::{Color, PieceType, Position};
-use std::path::Path;
-use thiserror::Error;
+pub mod evaluate;
+pub mod params;
+pub mod score;
+pub mod trace;
 
-#[derive(Debug, Error)]
-pub enum ParamsError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("{0}")]
-    Invalid(String),
-}
+pub use evaluate::phase;
+pub use params::{Bounds, EvalParams, ParamSpec, ParamsError, Shape, TERMS, TermDef, pst_squares};
+pub use score::S;
+pub use trace::{CoeffTracer, NoTrace, Trace, Tracer};
 
-/// Every number of the evaluation.
-#[derive(Clone, Debug, PartialEq)]
-pub struct EvalParams {
-    pub piece_values: [i32; 7],
-}
+use crate::core::{Color, Position, Variant};
+use anyhow::{Context, Result};
+use std::path::PathBuf;
 
-impl Default for EvalParams {
-    fn default() -> Self {
-        EvalParams {
-            piece_values: [0, 120, 120, 270, 600, 285, 30],
-        }
+/// The evaluation from red's point of view, recording parameter uses into `tracer`.
+#[inline]
+pub fn evaluate_red_with<T: Tracer>(pos: &Position, params: &EvalParams, tracer: &mut T) -> i32 {
+    match pos.variant() {
+        Variant::Xiangqi | Variant::Jieqi => evaluate::eval_red(pos, params, tracer),
     }
 }
 
-impl EvalParams {
-    /// Reads a params file; errors name the offending key.
-    pub fn load(path: &Path) -> Result<EvalParams, ParamsError> {
-        let _ = std::fs::read_to_string(path).map_err(|source| ParamsError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Ok(EvalParams::default())
-    }
-
-    /// A stable 64-bit hash of the values (recorded in PGN headers).
-    pub fn hash(&self) -> u64 {
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
-        for v in self.piece_values {
-            h = (h ^ v as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-        h
-    }
-}
-
-/// One tunable number in the flat view: `name` is a dotted path (`material.rook.mg`,
-/// `pst.rook.mg.12`), bounds and step come from the params file.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParamSpec {
-    pub name: String,
-    pub value: i32,
-    pub min: i32,
-    pub max: i32,
-    pub step: i32,
-}
-
-impl EvalParams {
-    /// The flat view, in `to_vec` order.
-    pub fn specs(&self) -> Vec<ParamSpec> {
-        PieceType::ALL
-            .iter()
-            .map(|k| ParamSpec {
-                name: format!("material.{}", k.name()),
-                value: self.piece_values[k.index()],
-                min: 0,
-                max: 2000,
-                step: 10,
-            })
-            .collect()
-    }
-
-    /// The genome / gradient vector.
-    pub fn to_vec(&self) -> Vec<i32> {
-        self.piece_values.to_vec()
-    }
-
-    /// The inverse of `to_vec`; values are clamped to their bounds.
-    pub fn from_vec(&self, v: &[i32]) -> EvalParams {
-        let mut p = self.clone();
-        for (i, s) in self.specs().iter().enumerate() {
-            p.piece_values[i] = v[i].clamp(s.min, s.max);
-        }
-        p
-    }
-
-    /// Piece values kept, every other term zero (the baseline of the engine's measurements).
-    pub fn material_only(&self) -> EvalParams {
-        self.clone()
-    }
-
-    /// The params file text (same format `load` reads).
-    pub fn to_json_string(&self) -> String {
-        format!("{{\"piece_values\": {:?}}}", self.piece_values)
-    }
-}
-
-/// The evaluation as a linear form in the parameters, from red's point of view:
-/// `evaluate_red(pos) == round(constant + sum(coeff * params[index]))`. The Texel tuner
-/// reads it instead of re-running the evaluation.
-#[derive(Clone, Debug, Default)]
-pub struct Trace {
-    pub coeffs: Vec<(u32, f32)>,
-    pub constant: f32,
-}
-
-/// The trace of `pos` (see [`Trace`]).
-pub fn trace(pos: &Position, params: &EvalParams) -> Trace {
-    let _ = params;
-    let mut t = Trace::default();
-    for kind in PieceType::ALL {
-        let n = pos.pieces_of(Color::Red, kind).count_ones() as i32
-            - pos.pieces_of(Color::Black, kind).count_ones() as i32;
-        if n != 0 {
-            t.coeffs.push((kind.index() as u32, n as f32));
-        }
-    }
-    t
+/// Static evaluation in centipawns from the side to move's point of view, recording parameter
+/// uses into `tracer` ([`NoTrace`] compiles to the plain evaluation).
+#[inline]
+pub fn evaluate_with<T: Tracer>(pos: &Position, params: &EvalParams, tracer: &mut T) -> i32 {
+    evaluate_red_with(pos, params, tracer) * pos.side_to_move().sign()
 }
 
 /// Static evaluation in centipawns from the side to move's point of view.
+#[inline]
 pub fn evaluate(pos: &Position, params: &EvalParams) -> i32 {
-    let mut score = 0;
-    for kind in PieceType::ALL {
-        let v = params.piece_values[kind.index()];
-        score += v
-            * (pos.pieces_of(Color::Red, kind).count_ones() as i32
-                - pos.pieces_of(Color::Black, kind).count_ones() as i32);
-    }
-    score * pos.side_to_move().sign()
+    evaluate_with(pos, params, &mut NoTrace)
 }
+
+/// Static evaluation in centipawns from red's point of view.
+#[inline]
+pub fn evaluate_red(pos: &Position, params: &EvalParams) -> i32 {
+    evaluate_red_with(pos, params, &mut NoTrace)
+}
+
+/// The trace of `pos` (see [`Trace`]): red's point of view.
+pub fn trace(pos: &Position, params: &EvalParams) -> Trace {
+    let mut t = CoeffTracer::default();
+    evaluate_red_with(pos, params, &mut t);
+    t.finish()
+}
+
+/// `xqtune eval`: scores one position.
+#[derive(clap::Args, Debug)]
+pub struct EvalArgs {
+    /// The position (default: the start position).
+    #[arg(long)]
+    pub fen: Option<String>,
+    /// Parameter file (default: the embedded params/xiangqi.json).
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Also print each term's contribution.
+    #[arg(long)]
+    pub trace: bool,
+    /// Print the parameters in the file format (to start a new params file).
+    #[arg(long)]
+    pub print_params: bool,
+}
+
+/// Runs `xqtune eval`.
+pub fn run_cli(args: &EvalArgs) -> Result<()> {
+    let params = match &args.params {
+        Some(path) => EvalParams::load(path)
+            .with_context(|| format!("invalid params file {}", path.display()))?,
+        None => EvalParams::default(),
+    };
+    if args.print_params {
+        print!("{}", params.to_json_string());
+        return Ok(());
+    }
+    let pos = match &args.fen {
+        Some(f) => Position::from_fen(f).with_context(|| format!("invalid FEN '{f}'"))?,
+        None => Position::startpos(),
+    };
+    let red = evaluate_red(&pos, &params);
+    let stm = evaluate(&pos, &params);
+    if args.trace {
+        let mut tr = CoeffTracer::default();
+        evaluate_red_with(&pos, &params, &mut tr);
+        let values = params.to_vec();
+        println!(
+            "{:<34} {:>8} {:>8} {:>8}",
+            "term (after tapering, cp)", "red", "black", "net"
+        );
+        let mut total = 0.0;
+        for (ti, term) in TERMS.iter().enumerate() {
+            let mut side = [0f64; 2];
+            for i in params::OFFSET[ti]..params::OFFSET[ti] + term.shape.len() {
+                for color in Color::ALL {
+                    side[color.index()] +=
+                        tr.side_counts(color)[i] as f64 * tr.weight(i) * values[i] as f64;
+                }
+            }
+            if side != [0.0, 0.0] {
+                println!(
+                    "{:<34} {:>8.1} {:>8.1} {:>8.1}",
+                    term.name,
+                    side[0],
+                    -side[1] + 0.0,
+                    side[0] + side[1]
+                );
+                total += side[0] + side[1];
+            }
+        }
+        println!("{:<34} {:>26.2}", "total", total);
+        println!(
+            "{:<34} {:>26}",
+            "phase (0 endgame .. 16 opening)",
+            tr.recorded_phase()
+        );
+    }
+    println!("red {red} side_to_move {stm}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,281 @@
+//! The Xiangqi evaluation: one generic function for the engine and the tuners.
+//!
+//! Everything is computed from red's point of view as a sum of `count * parameter` terms (so
+//! the trace is exact), blended by phase once at the end. Terms, in the order of the file:
+//! material and position tables (one lookup per piece in a combined table), tempo, mobility,
+//! king safety (attackers on the enemy palace, missing defenders against the pieces they stop),
+//! cannon lines on the enemy king, rook files, connected crossed pawns, hanging and threatened
+//! pieces, and piece coordination. The ideas are the classic ones of Xiangqi programs
+//! (ElephantEye's `evaluate.cpp` "advisor shape" and "stringhold" terms, Pikafish-HCE); the
+//! numbers are all in `params/xiangqi.json`.
+
+use super::params::{EvalParams, NO_SLOT, OFFSET, PST_SLOT, id, pst_flat};
+use super::score::{PHASE_CANNON, PHASE_HORSE, PHASE_MAX, PHASE_ROOK, S};
+use super::trace::Tracer;
+use crate::core::attacks::*;
+use crate::core::{Color, PieceType, Position};
+
+/// What one side's pieces attack and how freely they move.
+#[derive(Default)]
+struct SideInfo {
+    /// Every square this side attacks (defends, when an own piece stands there).
+    attacks: Bitboard,
+    pawn_attacks: Bitboard,
+    /// Squares attacked by horses and cannons.
+    minor_attacks: Bitboard,
+}
+
+/// The tapered pair at flat index `off` added `n` times (red-relative `n`).
+#[inline(always)]
+fn term<T: Tracer>(acc: &mut S, t: &mut T, p: &EvalParams, off: usize, n: i32) {
+    *acc += p.s(off) * n;
+    t.add_s(off, n);
+}
+
+/// The squares strictly between `a` and `b` when they share a file or rank, else `None`.
+#[inline(always)]
+fn between(a: usize, b: usize) -> Option<Bitboard> {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    let span = ((1u128 << hi) - 1) & !((1u128 << (lo + 1)) - 1);
+    if lo % 9 == hi % 9 {
+        Some(span & FILE_MASK[lo % 9])
+    } else if lo / 9 == hi / 9 {
+        Some(span & RANK_MASK[lo / 9])
+    } else {
+        None
+    }
+}
+
+/// The game phase from the rooks, horses and cannons left (0..=`PHASE_MAX`).
+#[inline(always)]
+pub fn phase(pos: &Position) -> i32 {
+    let p = PHASE_ROOK * pos.kind_bb(PieceType::Rook).count_ones() as i32
+        + PHASE_HORSE * pos.kind_bb(PieceType::Horse).count_ones() as i32
+        + PHASE_CANNON * pos.kind_bb(PieceType::Cannon).count_ones() as i32;
+    p.min(PHASE_MAX)
+}
+
+/// The Xiangqi evaluation from red's point of view, in centipawns.
+#[inline]
+pub(crate) fn eval_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> i32 {
+    let occ = pos.occupied();
+    let occ_rot = pos.occ_rot();
+    let mut acc = S::ZERO;
+
+    // Material and position tables: one combined lookup per piece.
+    for c in Color::ALL {
+        for kind in PieceType::ALL {
+            let table = &p.psq[c.index() * 7 + kind.index()];
+            for s in Squares(pos.pieces_of(c, kind)) {
+                acc += table[s];
+                if T::ACTIVE {
+                    let sign = c.sign();
+                    if kind != PieceType::King {
+                        t.add_s(OFFSET[id::MATERIAL + kind.index() - 1], sign);
+                    }
+                    let rs = if c == Color::Red {
+                        s
+                    } else {
+                        (9 - s / 9) * 9 + s % 9
+                    };
+                    let slot = PST_SLOT[kind.index()][rs];
+                    if slot != NO_SLOT {
+                        t.add_s(pst_flat(kind, slot), sign);
+                    }
+                }
+            }
+        }
+    }
+
+    // Tempo: a plain value for the side to move.
+    let stm = pos.side_to_move().sign();
+    let off = OFFSET[id::TEMPO];
+    acc += S(p.values[off], p.values[off]) * stm;
+    t.add(off, stm);
+
+    let info = [
+        side_terms(pos, Color::Red, occ, occ_rot, p, &mut acc, t),
+        side_terms(pos, Color::Black, occ, occ_rot, p, &mut acc, t),
+    ];
+
+    // Second pass: terms that need both sides' attack maps.
+    for c in Color::ALL {
+        let sign = c.sign();
+        let them = c.flip();
+        let ours = &info[c.index()];
+        let theirs = &info[them.index()];
+        let own = pos.pieces(c);
+        let king = pos.pieces_of(c, PieceType::King);
+        let exposed = theirs.attacks & !ours.attacks;
+        for kind in &PieceType::ALL[1..] {
+            let n = (pos.pieces_of(c, *kind) & exposed).count_ones() as i32;
+            if n != 0 || T::ACTIVE {
+                term(
+                    &mut acc,
+                    t,
+                    p,
+                    OFFSET[id::HANGING + kind.index() - 1],
+                    n * sign,
+                );
+            }
+        }
+        let pawns = pos.pieces_of(c, PieceType::Pawn);
+        let n = (own & !pawns & !king & theirs.pawn_attacks).count_ones() as i32;
+        term(&mut acc, t, p, OFFSET[id::THREAT_BY_PAWN], n * sign);
+        let n = (pos.pieces_of(c, PieceType::Rook) & theirs.minor_attacks).count_ones() as i32;
+        term(&mut acc, t, p, OFFSET[id::THREAT_ROOK_BY_MINOR], n * sign);
+        let n = (own & !king & ours.attacks).count_ones() as i32;
+        term(&mut acc, t, p, OFFSET[id::DEFENDED], n * sign);
+    }
+
+    let ph = phase(pos);
+    t.phase(ph);
+    acc.taper(ph)
+}
+
+/// The terms of one side that need only its own attacks; returns its attack maps.
+#[inline(always)]
+fn side_terms<T: Tracer>(
+    pos: &Position,
+    us: Color,
+    occ: Bitboard,
+    occ_rot: Bitboard,
+    p: &EvalParams,
+    acc: &mut S,
+    t: &mut T,
+) -> SideInfo {
+    let them = us.flip();
+    let sign = us.sign();
+    let own = pos.pieces(us);
+    let enemy = pos.pieces(them);
+    let palace = OWN_PALACE[them.index()];
+    let enemy_king = pos.king_square(them).index();
+    let all_pawns = pos.kind_bb(PieceType::Pawn);
+    let own_pawns = all_pawns & own;
+    let mut info = SideInfo::default();
+    let mut attackers = 0;
+
+    // Rooks: mobility, palace pressure, files, connection.
+    let rooks = pos.pieces_of(us, PieceType::Rook);
+    let (mut mob, mut hits, mut open, mut semi, mut connected) = (0, 0, 0, 0, 0);
+    for s in Squares(rooks) {
+        let a = rook_attacks(s, occ, occ_rot);
+        info.attacks |= a;
+        mob += (a & !own).count_ones() as i32;
+        let h = (a & palace).count_ones() as i32;
+        hits += h;
+        attackers += (h > 0) as i32;
+        let file = FILE_MASK[s % 9];
+        if all_pawns & file == 0 {
+            open += 1;
+        } else if own_pawns & file == 0 {
+            semi += 1;
+        }
+        if a & rooks != 0 {
+            connected = 1;
+        }
+    }
+    term(acc, t, p, OFFSET[id::MOB_ROOK], mob * sign);
+    term(acc, t, p, OFFSET[id::KING_ROOK], hits * sign);
+    term(acc, t, p, OFFSET[id::ROOK_OPEN], open * sign);
+    term(acc, t, p, OFFSET[id::ROOK_SEMI_OPEN], semi * sign);
+    term(acc, t, p, OFFSET[id::ROOKS_CONNECTED], connected * sign);
+
+    // Horses.
+    let horses = pos.pieces_of(us, PieceType::Horse);
+    let (mut mob, mut hits) = (0, 0);
+    for s in Squares(horses) {
+        let a = HORSE_MOVES[s][leg_bits(&ORTHO_NEIGHBOURS[s], occ)];
+        info.attacks |= a;
+        info.minor_attacks |= a;
+        mob += (a & !own).count_ones() as i32;
+        let h = (a & palace).count_ones() as i32;
+        hits += h;
+        attackers += (h > 0) as i32;
+    }
+    term(acc, t, p, OFFSET[id::MOB_HORSE], mob * sign);
+    term(acc, t, p, OFFSET[id::KING_HORSE], hits * sign);
+
+    // Cannons: quiet moves plus captures; lines on the enemy king.
+    let cannons = pos.pieces_of(us, PieceType::Cannon);
+    let (mut mob, mut hits) = (0, 0);
+    let mut line = [0i32; 3];
+    for s in Squares(cannons) {
+        let (slide, jump) = rook_and_cannon(s, occ, occ_rot);
+        info.attacks |= jump;
+        info.minor_attacks |= jump;
+        mob += (slide & !occ).count_ones() as i32 + (jump & enemy).count_ones() as i32;
+        let h = (jump & palace).count_ones() as i32;
+        hits += h;
+        attackers += (h > 0) as i32;
+        if let Some(b) = between(s, enemy_king) {
+            let n = (b & occ).count_ones() as usize;
+            if n < 3 {
+                line[n] += 1;
+            }
+        }
+    }
+    term(acc, t, p, OFFSET[id::MOB_CANNON], mob * sign);
+    term(acc, t, p, OFFSET[id::KING_CANNON], hits * sign);
+    for (i, &n) in line.iter().enumerate() {
+        if n != 0 {
+            term(acc, t, p, OFFSET[id::CANNON_KING_LINE] + 2 * i, n * sign);
+        }
+    }
+
+    // Pawns: palace pressure and connected crossed pawns.
+    let mut hits = 0;
+    for s in Squares(own_pawns) {
+        let a = PAWN_MOVES[us.index()][s];
+        info.attacks |= a;
+        info.pawn_attacks |= a;
+        let h = (a & palace).count_ones() as i32;
+        hits += h;
+        attackers += (h > 0) as i32;
+    }
+    term(acc, t, p, OFFSET[id::KING_PAWN], hits * sign);
+    let crossed = own_pawns & HALF[them.index()];
+    let beside = ((crossed << 1) & !FILE_MASK[0]) | ((crossed >> 1) & !FILE_MASK[8]);
+    let n = (crossed & beside).count_ones() as i32;
+    term(acc, t, p, OFFSET[id::PAWN_CONNECTED], n * sign);
+
+    // Defenders: king, advisors, elephants.
+    info.attacks |= KING_MOVES[pos.king_square(us).index()];
+    let advisors = pos.pieces_of(us, PieceType::Advisor);
+    for s in Squares(advisors) {
+        info.attacks |= ADVISOR_MOVES[s] & OWN_PALACE[us.index()];
+    }
+    let elephants = pos.pieces_of(us, PieceType::Elephant);
+    for s in Squares(elephants) {
+        info.attacks |= ELEPHANT_MOVES[s][leg_bits(&DIAG_NEIGHBOURS[s], occ)] & HALF[us.index()];
+    }
+
+    // King safety: how many pieces bear on the enemy palace, and missing defenders against
+    // the attackers they hold off (advisors stop horses, elephants stop cannons).
+    let slot = (attackers as usize).min(super::params::KING_ATTACKER_SLOTS - 1);
+    term(acc, t, p, OFFSET[id::KING_ATTACKERS] + 2 * slot, sign);
+    let missing_adv = 2 - advisors.count_ones().min(2) as i32;
+    let missing_ele = 2 - elephants.count_ones().min(2) as i32;
+    let their_horses = pos.pieces_of(them, PieceType::Horse).count_ones() as i32;
+    let their_cannons = pos.pieces_of(them, PieceType::Cannon).count_ones() as i32;
+    term(
+        acc,
+        t,
+        p,
+        OFFSET[id::MISSING_ADVISOR],
+        missing_adv * their_horses * sign,
+    );
+    term(
+        acc,
+        t,
+        p,
+        OFFSET[id::MISSING_ELEPHANT],
+        missing_ele * their_cannons * sign,
+    );
+
+    // Coordination.
+    let n = (horses != 0 && cannons != 0) as i32;
+    term(acc, t, p, OFFSET[id::HORSE_CANNON], n * sign);
+
+    info
+}

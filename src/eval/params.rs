@@ -1,0 +1,1001 @@
+//! The evaluation parameters: their schema, the flat (genome) view and the JSON file format.
+//!
+//! Every number of the evaluation lives in `params/xiangqi.json` (format in `params/README.md`).
+//! The schema below fixes which terms exist and their shape; the file supplies each value with
+//! its `min`, `max` and `step` (viridithas `emit_json_for_spsa`, Monty `Param{val,min,max}`).
+//! Position tables are stored half-width (files a-e, mirrored to f-i) and only over the squares
+//! the piece can reach (Pikafish-HCE `psqt.cpp`): fewer genes, faster convergence.
+//!
+//! Naming glossary of the flat view (`specs()`): `<family>.<item>[.<entry>].<mg|eg>`, e.g.
+//! `material.rook.mg`, `pst.horse.c7.eg`, `king.attackers.3.mg`; a value without middlegame /
+//! endgame pair (only `tempo`) has no suffix.
+
+use super::score::S;
+use crate::core::attacks::{ADVISOR_SQUARES, ELEPHANT_SQUARES, OWN_PALACE, PAWN_SQUARES};
+use crate::core::{PieceType, Square};
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::OnceLock;
+use thiserror::Error;
+
+/// Why a params file (or text) was refused. Every variant names the key at fault.
+#[derive(Debug, Error)]
+pub enum ParamsError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("malformed JSON at line {line} column {column}: {message}")]
+    Json {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("missing key '{0}'")]
+    MissingKey(String),
+    #[error("unknown key '{0}'")]
+    UnknownKey(String),
+    #[error("'{key}' must be {expected}")]
+    WrongType { key: String, expected: String },
+    #[error("'{key}' = {value} is outside its bounds [{min}, {max}]")]
+    OutOfBounds {
+        key: String,
+        value: i64,
+        min: i32,
+        max: i32,
+    },
+    #[error("'{key}' has {found} entries, expected {expected}")]
+    WrongSize {
+        key: String,
+        expected: usize,
+        found: usize,
+    },
+    #[error("'{key}': min {min} is greater than max {max}")]
+    MinAboveMax { key: String, min: i32, max: i32 },
+    #[error("'{key}': step {step} must be at least 1")]
+    BadStep { key: String, step: i32 },
+    #[error("'{key}' does not list the squares {expected}")]
+    WrongSquares { key: String, expected: String },
+    #[error("'variant' is '{0}', this file format is for 'xiangqi'")]
+    WrongVariant(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The shape of one term of the schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// One value, the same in middlegame and endgame.
+    Plain,
+    /// A (middlegame, endgame) pair.
+    Tapered,
+    /// `n` tapered entries indexed by a count (e.g. number of attackers).
+    List(usize),
+    /// A tapered position table of a piece kind over its reachable half-board squares.
+    Pst(PieceType),
+}
+
+impl Shape {
+    /// Number of flat values.
+    pub const fn len(self) -> usize {
+        match self {
+            Shape::Plain => 1,
+            Shape::Tapered => 2,
+            Shape::List(n) => 2 * n,
+            Shape::Pst(k) => 2 * PST_LEN[k as usize],
+        }
+    }
+
+    pub const fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One term of the evaluation: where it lives in the file (dotted path), its shape, and what it
+/// rewards (a positive value is a bonus for the side that has the feature).
+#[derive(Clone, Copy, Debug)]
+pub struct TermDef {
+    pub name: &'static str,
+    pub shape: Shape,
+    pub doc: &'static str,
+}
+
+const fn t(name: &'static str, shape: Shape, doc: &'static str) -> TermDef {
+    TermDef { name, shape, doc }
+}
+
+/// Term ids: indices into [`TERMS`]. Families of consecutive terms are indexed by piece kind.
+pub mod id {
+    pub const TEMPO: usize = 0;
+    /// Six terms, advisor..pawn (`kind.index() - 1`).
+    pub const MATERIAL: usize = 1;
+    /// Seven terms, king..pawn (`kind.index()`).
+    pub const PST: usize = 7;
+    pub const MOB_ROOK: usize = 14;
+    pub const MOB_HORSE: usize = 15;
+    pub const MOB_CANNON: usize = 16;
+    pub const KING_ATTACKERS: usize = 17;
+    pub const KING_ROOK: usize = 18;
+    pub const KING_HORSE: usize = 19;
+    pub const KING_CANNON: usize = 20;
+    pub const KING_PAWN: usize = 21;
+    pub const MISSING_ADVISOR: usize = 22;
+    pub const MISSING_ELEPHANT: usize = 23;
+    pub const CANNON_KING_LINE: usize = 24;
+    pub const ROOK_OPEN: usize = 25;
+    pub const ROOK_SEMI_OPEN: usize = 26;
+    pub const PAWN_CONNECTED: usize = 27;
+    /// Six terms, advisor..pawn (`kind.index() - 1`).
+    pub const HANGING: usize = 28;
+    pub const THREAT_BY_PAWN: usize = 34;
+    pub const THREAT_ROOK_BY_MINOR: usize = 35;
+    pub const ROOKS_CONNECTED: usize = 36;
+    pub const HORSE_CANNON: usize = 37;
+    pub const DEFENDED: usize = 38;
+}
+
+/// Entries of `king.attackers` (0, 1, .., 5 or more attackers).
+pub const KING_ATTACKER_SLOTS: usize = 6;
+/// Entries of `cannon.king_line` (0, 1 or 2 pieces between cannon and enemy king).
+pub const KING_LINE_SLOTS: usize = 3;
+
+/// The schema: every term of the Xiangqi evaluation, in file and flat order.
+pub const TERMS: [TermDef; 39] = [
+    t("tempo", Shape::Plain, "bonus for the side to move"),
+    t("material.advisor", Shape::Tapered, "piece value"),
+    t("material.elephant", Shape::Tapered, "piece value"),
+    t("material.horse", Shape::Tapered, "piece value"),
+    t("material.rook", Shape::Tapered, "piece value"),
+    t("material.cannon", Shape::Tapered, "piece value"),
+    t(
+        "material.pawn",
+        Shape::Tapered,
+        "piece value (before crossing; the table adds the rest)",
+    ),
+    t("pst.king", Shape::Pst(PieceType::King), "king position"),
+    t(
+        "pst.advisor",
+        Shape::Pst(PieceType::Advisor),
+        "advisor position",
+    ),
+    t(
+        "pst.elephant",
+        Shape::Pst(PieceType::Elephant),
+        "elephant position",
+    ),
+    t("pst.horse", Shape::Pst(PieceType::Horse), "horse position"),
+    t("pst.rook", Shape::Pst(PieceType::Rook), "rook position"),
+    t(
+        "pst.cannon",
+        Shape::Pst(PieceType::Cannon),
+        "cannon position",
+    ),
+    t("pst.pawn", Shape::Pst(PieceType::Pawn), "pawn position"),
+    t(
+        "mobility.rook",
+        Shape::Tapered,
+        "per square a rook reaches (not own pieces)",
+    ),
+    t(
+        "mobility.horse",
+        Shape::Tapered,
+        "per square a horse reaches (not own pieces)",
+    ),
+    t(
+        "mobility.cannon",
+        Shape::Tapered,
+        "per quiet move and capture of a cannon",
+    ),
+    t(
+        "king.attackers",
+        Shape::List(KING_ATTACKER_SLOTS),
+        "by number of own rooks, horses, cannons and pawns hitting the enemy palace (0..5+)",
+    ),
+    t(
+        "king.rook_attack",
+        Shape::Tapered,
+        "per enemy palace square a rook hits",
+    ),
+    t(
+        "king.horse_attack",
+        Shape::Tapered,
+        "per enemy palace square a horse hits",
+    ),
+    t(
+        "king.cannon_attack",
+        Shape::Tapered,
+        "per enemy palace piece a cannon hits",
+    ),
+    t(
+        "king.pawn_attack",
+        Shape::Tapered,
+        "per enemy palace square a pawn hits",
+    ),
+    t(
+        "king.missing_advisor_vs_horse",
+        Shape::Tapered,
+        "per missing own advisor times enemy horses",
+    ),
+    t(
+        "king.missing_elephant_vs_cannon",
+        Shape::Tapered,
+        "per missing own elephant times enemy cannons",
+    ),
+    t(
+        "cannon.king_line",
+        Shape::List(KING_LINE_SLOTS),
+        "cannon on the enemy king's file or rank, by pieces between (0 = empty-head cannon)",
+    ),
+    t(
+        "rook.open_file",
+        Shape::Tapered,
+        "rook on a file without pawns",
+    ),
+    t(
+        "rook.semi_open_file",
+        Shape::Tapered,
+        "rook on a file with enemy pawns only",
+    ),
+    t(
+        "pawn.connected",
+        Shape::Tapered,
+        "crossed pawn beside another crossed own pawn",
+    ),
+    t(
+        "threat.hanging.advisor",
+        Shape::Tapered,
+        "attacked, undefended advisor",
+    ),
+    t(
+        "threat.hanging.elephant",
+        Shape::Tapered,
+        "attacked, undefended elephant",
+    ),
+    t(
+        "threat.hanging.horse",
+        Shape::Tapered,
+        "attacked, undefended horse",
+    ),
+    t(
+        "threat.hanging.rook",
+        Shape::Tapered,
+        "attacked, undefended rook",
+    ),
+    t(
+        "threat.hanging.cannon",
+        Shape::Tapered,
+        "attacked, undefended cannon",
+    ),
+    t(
+        "threat.hanging.pawn",
+        Shape::Tapered,
+        "attacked, undefended pawn",
+    ),
+    t(
+        "threat.by_pawn",
+        Shape::Tapered,
+        "own piece (not pawn or king) attacked by a pawn",
+    ),
+    t(
+        "threat.rook_by_minor",
+        Shape::Tapered,
+        "own rook attacked by a horse or cannon",
+    ),
+    t(
+        "coord.rooks_connected",
+        Shape::Tapered,
+        "the two rooks defend each other",
+    ),
+    t(
+        "coord.horse_cannon",
+        Shape::Tapered,
+        "at least one horse and one cannon left",
+    ),
+    t(
+        "coord.defended",
+        Shape::Tapered,
+        "per own piece (not king) defended by another",
+    ),
+];
+
+const NT: usize = TERMS.len();
+
+/// Flat offset of each term.
+pub const OFFSET: [usize; NT] = {
+    let mut o = [0; NT];
+    let mut acc = 0;
+    let mut i = 0;
+    while i < NT {
+        o[i] = acc;
+        acc += TERMS[i].shape.len();
+        i += 1;
+    }
+    o
+};
+
+/// Number of flat values.
+pub const NFLAT: usize = OFFSET[NT - 1] + TERMS[NT - 1].shape.len();
+
+/// Which phase a flat value belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    Plain,
+    Mg,
+    Eg,
+}
+
+/// `PART[i]`: whether flat value `i` is plain, a middlegame or an endgame value.
+pub const PART: [Part; NFLAT] = {
+    let mut p = [Part::Plain; NFLAT];
+    let mut i = 0;
+    while i < NT {
+        if !matches!(TERMS[i].shape, Shape::Plain) {
+            let mut j = 0;
+            while j < TERMS[i].shape.len() {
+                p[OFFSET[i] + j] = if j % 2 == 0 { Part::Mg } else { Part::Eg };
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+    p
+};
+
+/// Squares (red's view) where each kind's table has an entry: the reachable squares on files
+/// a-e, ordered as the file shows them, rank 9 (top) down to rank 0, files a..e.
+const fn half_squares(kind: usize) -> ([u8; 50], usize) {
+    let reach: u128 = match kind {
+        0 => OWN_PALACE[0],
+        1 => ADVISOR_SQUARES[0],
+        2 => ELEPHANT_SQUARES[0],
+        6 => PAWN_SQUARES[0],
+        _ => (1u128 << 90) - 1,
+    };
+    let mut out = [0u8; 50];
+    let mut n = 0;
+    let mut r = 10;
+    while r > 0 {
+        r -= 1;
+        let mut f = 0;
+        while f < 5 {
+            let s = r * 9 + f;
+            if reach & (1u128 << s) != 0 {
+                out[n] = s as u8;
+                n += 1;
+            }
+            f += 1;
+        }
+    }
+    (out, n)
+}
+
+/// Table length of each kind (king 6, advisor 3, elephant 4, pawn 31, others 50).
+pub const PST_LEN: [usize; 7] = {
+    let mut l = [0; 7];
+    let mut k = 0;
+    while k < 7 {
+        l[k] = half_squares(k).1;
+        k += 1;
+    }
+    l
+};
+
+/// Marks a square without a table entry in [`PST_SLOT`].
+pub const NO_SLOT: u8 = u8::MAX;
+
+/// `PST_SLOT[kind][square]`: the table entry of a red piece on `square` (files f-i mirrored to
+/// d-a), or `NO_SLOT` where the piece can never stand.
+pub const PST_SLOT: [[u8; 90]; 7] = {
+    let mut t = [[NO_SLOT; 90]; 7];
+    let mut k = 0;
+    while k < 7 {
+        let (sq, n) = half_squares(k);
+        let mut i = 0;
+        while i < n {
+            let s = sq[i] as usize;
+            let (f, r) = (s % 9, s / 9);
+            t[k][s] = i as u8;
+            t[k][r * 9 + (8 - f)] = i as u8;
+            i += 1;
+        }
+        k += 1;
+    }
+    t
+};
+
+/// The squares of `kind`'s table in storage order (red's view, files a-e).
+pub fn pst_squares(kind: PieceType) -> Vec<Square> {
+    let (sq, n) = half_squares(kind.index());
+    sq[..n].iter().map(|&s| Square(s)).collect()
+}
+
+/// Flat index of the middlegame value of `kind`'s table entry for a red piece on `sq`.
+#[inline(always)]
+pub fn pst_flat(kind: PieceType, slot: u8) -> usize {
+    OFFSET[id::PST + kind.index()] + 2 * slot as usize
+}
+
+/// The bounds and step of one flat value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    pub min: i32,
+    pub max: i32,
+    pub step: i32,
+}
+
+/// One tunable number in the flat view: `name` is a dotted path (`material.rook.mg`,
+/// `pst.rook.c3.mg`), bounds and step come from the params file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamSpec {
+    pub name: String,
+    pub value: i32,
+    pub min: i32,
+    pub max: i32,
+    pub step: i32,
+}
+
+/// Every number of the evaluation, with its bounds, plus the tables derived from them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvalParams {
+    /// The flat values, in [`TERMS`] order.
+    pub(crate) values: Box<[i32; NFLAT]>,
+    pub(crate) bounds: Box<[Bounds; NFLAT]>,
+    /// Material plus table, red-relative (black entries negated and rank-mirrored), indexed by
+    /// `color * 7 + kind` and square: the evaluation's one lookup per piece.
+    pub(crate) psq: Box<[[S; 90]; 14]>,
+}
+
+/// The embedded default parameters (`params/xiangqi.json`).
+pub const DEFAULT_JSON: &str = include_str!("../../params/xiangqi.json");
+
+impl Default for EvalParams {
+    fn default() -> Self {
+        static DEFAULT: OnceLock<EvalParams> = OnceLock::new();
+        DEFAULT
+            .get_or_init(|| {
+                EvalParams::from_json_str(DEFAULT_JSON)
+                    .expect("the embedded params/xiangqi.json is valid (checked by tests)")
+            })
+            .clone()
+    }
+}
+
+fn flat_names() -> &'static [String] {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut out = Vec::with_capacity(NFLAT);
+        for term in TERMS.iter() {
+            match term.shape {
+                Shape::Plain => out.push(term.name.to_string()),
+                Shape::Tapered => {
+                    out.push(format!("{}.mg", term.name));
+                    out.push(format!("{}.eg", term.name));
+                }
+                Shape::List(n) => {
+                    for i in 0..n {
+                        out.push(format!("{}.{i}.mg", term.name));
+                        out.push(format!("{}.{i}.eg", term.name));
+                    }
+                }
+                Shape::Pst(k) => {
+                    for s in pst_squares(k) {
+                        out.push(format!("{}.{s}.mg", term.name));
+                        out.push(format!("{}.{s}.eg", term.name));
+                    }
+                }
+            }
+        }
+        out
+    })
+}
+
+impl EvalParams {
+    fn from_parts(values: Box<[i32; NFLAT]>, bounds: Box<[Bounds; NFLAT]>) -> EvalParams {
+        let mut p = EvalParams {
+            values,
+            bounds,
+            psq: Box::new([[S::ZERO; 90]; 14]),
+        };
+        p.rebuild();
+        p
+    }
+
+    /// Recomputes the derived tables from the flat values.
+    fn rebuild(&mut self) {
+        for kind in PieceType::ALL {
+            let k = kind.index();
+            let material = if kind == PieceType::King {
+                S::ZERO
+            } else {
+                self.s(OFFSET[id::MATERIAL + k - 1])
+            };
+            for sq in 0..90 {
+                let slot = PST_SLOT[k][sq];
+                let pst = if slot == NO_SLOT {
+                    S::ZERO
+                } else {
+                    self.s(pst_flat(kind, slot))
+                };
+                let v = material + pst;
+                self.psq[k][sq] = v;
+                self.psq[7 + k][Square(sq as u8).flip_rank().index()] = -v;
+            }
+        }
+    }
+
+    /// The tapered pair at flat index `i`.
+    #[inline(always)]
+    pub(crate) fn s(&self, i: usize) -> S {
+        S(self.values[i], self.values[i + 1])
+    }
+
+    /// Reads a params file; errors name the offending key.
+    pub fn load(path: &Path) -> Result<EvalParams, ParamsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ParamsError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        EvalParams::from_json_str(&text)
+    }
+
+    /// Parses the params file format (see `params/README.md`).
+    pub fn from_json_str(text: &str) -> Result<EvalParams, ParamsError> {
+        let root: Value = serde_json::from_str(text).map_err(|e| ParamsError::Json {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        parse(&root)
+    }
+
+    /// A stable 64-bit hash of the values (FNV-1a; recorded in PGN headers).
+    pub fn hash(&self) -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for v in self.values.iter() {
+            for b in v.to_le_bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        h
+    }
+
+    /// The flat view, in `to_vec` order.
+    pub fn specs(&self) -> Vec<ParamSpec> {
+        flat_names()
+            .iter()
+            .zip(self.values.iter().zip(self.bounds.iter()))
+            .map(|(name, (&value, b))| ParamSpec {
+                name: name.clone(),
+                value,
+                min: b.min,
+                max: b.max,
+                step: b.step,
+            })
+            .collect()
+    }
+
+    /// The genome / gradient vector.
+    pub fn to_vec(&self) -> Vec<i32> {
+        self.values.to_vec()
+    }
+
+    /// The inverse of `to_vec`; values are clamped to their bounds.
+    ///
+    /// # Panics
+    /// If `v` is not `to_vec().len()` long (a caller bug, not bad input).
+    pub fn from_vec(&self, v: &[i32]) -> EvalParams {
+        assert_eq!(v.len(), NFLAT, "from_vec: wrong vector length");
+        let mut values = self.values.clone();
+        for (i, x) in v.iter().enumerate() {
+            values[i] = (*x).clamp(self.bounds[i].min, self.bounds[i].max);
+        }
+        EvalParams::from_parts(values, self.bounds.clone())
+    }
+
+    /// A copy with every value for which `keep(term)` is false set to zero (or the bound
+    /// nearest zero, so the result stays inside its bounds).
+    fn zero_except(&self, keep: impl Fn(usize) -> bool) -> EvalParams {
+        let mut values = self.values.clone();
+        for (ti, term) in TERMS.iter().enumerate() {
+            if keep(ti) {
+                continue;
+            }
+            for i in OFFSET[ti]..OFFSET[ti] + term.shape.len() {
+                values[i] = 0.clamp(self.bounds[i].min, self.bounds[i].max);
+            }
+        }
+        EvalParams::from_parts(values, self.bounds.clone())
+    }
+
+    /// Piece values kept, every other term zero (the baseline of the engine's measurements).
+    pub fn material_only(&self) -> EvalParams {
+        self.zero_except(|ti| (id::MATERIAL..id::MATERIAL + 6).contains(&ti))
+    }
+
+    /// All position tables and mobility zero, piece values and the other terms kept: the
+    /// tuners' starting point.
+    pub fn flattened(&self) -> EvalParams {
+        self.zero_except(|ti| !(id::PST..=id::MOB_CANNON).contains(&ti))
+    }
+
+    /// The full-board 9x10 table of `kind` in red's view (index `rank * 9 + file`), material
+    /// not included; squares the piece never reaches read 0. Black's table is this one mirrored
+    /// by rank. For export and heat maps.
+    pub fn pst_board(&self, kind: PieceType, endgame: bool) -> [i32; 90] {
+        let mut out = [0; 90];
+        for (sq, o) in out.iter_mut().enumerate() {
+            let slot = PST_SLOT[kind.index()][sq];
+            if slot != NO_SLOT {
+                *o = self.values[pst_flat(kind, slot) + endgame as usize];
+            }
+        }
+        out
+    }
+
+    /// The params file text (same format `load` reads).
+    pub fn to_json_string(&self) -> String {
+        write_json(self)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON reading
+
+fn field<'a>(
+    obj: &'a serde_json::Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<&'a Value, ParamsError> {
+    obj.get(key)
+        .ok_or_else(|| ParamsError::MissingKey(format!("{path}.{key}")))
+}
+
+fn int(v: &Value, key: &str) -> Result<i64, ParamsError> {
+    v.as_i64().ok_or_else(|| ParamsError::WrongType {
+        key: key.to_string(),
+        expected: "an integer".into(),
+    })
+}
+
+fn int32(v: &Value, key: &str) -> Result<i32, ParamsError> {
+    let x = int(v, key)?;
+    i32::try_from(x).map_err(|_| ParamsError::WrongType {
+        key: key.to_string(),
+        expected: "an integer in the 32-bit range".into(),
+    })
+}
+
+fn int_array(v: &Value, key: &str, len: usize) -> Result<Vec<i64>, ParamsError> {
+    let arr = v.as_array().ok_or_else(|| ParamsError::WrongType {
+        key: key.to_string(),
+        expected: format!("an array of {len} integers"),
+    })?;
+    if arr.len() != len {
+        return Err(ParamsError::WrongSize {
+            key: key.to_string(),
+            expected: len,
+            found: arr.len(),
+        });
+    }
+    arr.iter()
+        .enumerate()
+        .map(|(i, x)| int(x, &format!("{key}[{i}]")))
+        .collect()
+}
+
+/// Checks that `obj` (at `path`) has only the given fields (and `_`-prefixed comments).
+fn only_fields(
+    obj: &serde_json::Map<String, Value>,
+    path: &str,
+    allowed: &[&str],
+) -> Result<(), ParamsError> {
+    for k in obj.keys() {
+        if !k.starts_with('_') && !allowed.contains(&k.as_str()) {
+            return Err(ParamsError::UnknownKey(format!("{path}.{k}")));
+        }
+    }
+    Ok(())
+}
+
+fn lookup<'a>(
+    root: &'a Value,
+    path: &str,
+) -> Result<&'a serde_json::Map<String, Value>, ParamsError> {
+    let mut cur = root;
+    let mut walked = String::new();
+    for part in path.split('.') {
+        if !walked.is_empty() {
+            walked.push('.');
+        }
+        walked.push_str(part);
+        let obj = cur.as_object().ok_or_else(|| ParamsError::WrongType {
+            key: if walked.len() > part.len() {
+                walked[..walked.len() - part.len() - 1].to_string()
+            } else {
+                "(top level)".into()
+            },
+            expected: "an object".into(),
+        })?;
+        cur = obj
+            .get(part)
+            .ok_or_else(|| ParamsError::MissingKey(walked.clone()))?;
+    }
+    cur.as_object().ok_or_else(|| ParamsError::WrongType {
+        key: path.to_string(),
+        expected: "an object".into(),
+    })
+}
+
+/// Rejects keys that are neither terms, groups of terms nor comments.
+fn check_unknown(v: &Value, path: &str) -> Result<(), ParamsError> {
+    let Some(obj) = v.as_object() else {
+        return Ok(());
+    };
+    for (k, child) in obj {
+        if k.starts_with('_') || (path.is_empty() && k == "variant") {
+            continue;
+        }
+        let p = if path.is_empty() {
+            k.clone()
+        } else {
+            format!("{path}.{k}")
+        };
+        if TERMS.iter().any(|t| t.name == p) {
+            continue; // fields are checked by the term parser
+        }
+        let group = format!("{p}.");
+        if TERMS.iter().any(|t| t.name.starts_with(&group)) {
+            check_unknown(child, &p)?;
+        } else {
+            return Err(ParamsError::UnknownKey(p));
+        }
+    }
+    Ok(())
+}
+
+fn parse(root: &Value) -> Result<EvalParams, ParamsError> {
+    if !root.is_object() {
+        return Err(ParamsError::WrongType {
+            key: "(top level)".into(),
+            expected: "an object".into(),
+        });
+    }
+    if let Some(v) = root.get("variant") {
+        let name = v.as_str().ok_or_else(|| ParamsError::WrongType {
+            key: "variant".into(),
+            expected: "a string".into(),
+        })?;
+        if name != "xiangqi" {
+            return Err(ParamsError::WrongVariant(name.to_string()));
+        }
+    }
+    check_unknown(root, "")?;
+    let names = flat_names();
+    let mut values = Box::new([0i32; NFLAT]);
+    let mut bounds = Box::new(
+        [Bounds {
+            min: 0,
+            max: 0,
+            step: 1,
+        }; NFLAT],
+    );
+    for (ti, term) in TERMS.iter().enumerate() {
+        let obj = lookup(root, term.name)?;
+        let path = term.name;
+        let min = int32(field(obj, "min", path)?, &format!("{path}.min"))?;
+        let max = int32(field(obj, "max", path)?, &format!("{path}.max"))?;
+        let step = int32(field(obj, "step", path)?, &format!("{path}.step"))?;
+        if min > max {
+            return Err(ParamsError::MinAboveMax {
+                key: path.to_string(),
+                min,
+                max,
+            });
+        }
+        if step < 1 {
+            return Err(ParamsError::BadStep {
+                key: format!("{path}.step"),
+                step,
+            });
+        }
+        let raw: Vec<i64> = match term.shape {
+            Shape::Plain => {
+                only_fields(obj, path, &["v", "min", "max", "step"])?;
+                vec![int(field(obj, "v", path)?, &format!("{path}.v"))?]
+            }
+            Shape::Tapered => {
+                only_fields(obj, path, &["v", "min", "max", "step"])?;
+                let v = field(obj, "v", path)?;
+                if !v.is_array() {
+                    return Err(ParamsError::WrongType {
+                        key: format!("{path}.v"),
+                        expected: "a [middlegame, endgame] pair".into(),
+                    });
+                }
+                int_array(v, &format!("{path}.v"), 2)?
+            }
+            Shape::List(_) | Shape::Pst(_) => {
+                let n = term.shape.len() / 2;
+                if let Shape::Pst(kind) = term.shape {
+                    only_fields(obj, path, &["squares", "mg", "eg", "min", "max", "step"])?;
+                    if let Some(sq) = obj.get("squares") {
+                        check_squares(sq, kind, path)?;
+                    }
+                } else {
+                    only_fields(obj, path, &["mg", "eg", "min", "max", "step"])?;
+                }
+                let mg = int_array(field(obj, "mg", path)?, &format!("{path}.mg"), n)?;
+                let eg = int_array(field(obj, "eg", path)?, &format!("{path}.eg"), n)?;
+                mg.iter()
+                    .zip(eg.iter())
+                    .flat_map(|(&a, &b)| [a, b])
+                    .collect()
+            }
+        };
+        for (j, &x) in raw.iter().enumerate() {
+            let i = OFFSET[ti] + j;
+            if x < min as i64 || x > max as i64 {
+                return Err(ParamsError::OutOfBounds {
+                    key: names[i].clone(),
+                    value: x,
+                    min,
+                    max,
+                });
+            }
+            values[i] = x as i32;
+            bounds[i] = Bounds { min, max, step };
+        }
+    }
+    Ok(EvalParams::from_parts(values, bounds))
+}
+
+/// The optional `squares` list of a table must name its squares in storage order.
+fn check_squares(v: &Value, kind: PieceType, path: &str) -> Result<(), ParamsError> {
+    let expected: Vec<String> = pst_squares(kind).iter().map(|s| s.to_string()).collect();
+    let wrong = || ParamsError::WrongSquares {
+        key: format!("{path}.squares"),
+        expected: expected.join(" "),
+    };
+    let rows = v.as_array().ok_or_else(wrong)?;
+    let mut found = Vec::new();
+    for r in rows {
+        let s = r.as_str().ok_or_else(wrong)?;
+        found.extend(s.split_whitespace().map(str::to_string));
+    }
+    if found != expected {
+        return Err(wrong());
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON writing: one term per line, tables one rank per line, so the file reads like a board.
+
+fn write_json(p: &EvalParams) -> String {
+    let mut out = String::new();
+    out.push_str("{\n");
+    out.push_str(
+        "  \"_about\": \"xqtune Xiangqi evaluation parameters, centipawns; format: params/README.md\",\n",
+    );
+    out.push_str("  \"variant\": \"xiangqi\"");
+    // Open groups and, per nesting level (top level first), whether a member was written yet.
+    let mut open: Vec<&str> = Vec::new();
+    let mut written: Vec<bool> = vec![true];
+    for (ti, term) in TERMS.iter().enumerate() {
+        let parts: Vec<&str> = term.name.split('.').collect();
+        let (groups, leaf) = parts.split_at(parts.len() - 1);
+        let common = open
+            .iter()
+            .zip(groups.iter())
+            .take_while(|(a, b)| a == b)
+            .count();
+        while open.len() > common {
+            open.pop();
+            written.pop();
+            let _ = write!(out, "\n{}}}", "  ".repeat(open.len() + 1));
+        }
+        for g in &groups[common..] {
+            member_sep(&mut out, &mut written);
+            let _ = write!(out, "\"{g}\": {{");
+            open.push(g);
+            written.push(false);
+        }
+        member_sep(&mut out, &mut written);
+        let ind = "  ".repeat(open.len() + 1);
+        let o = OFFSET[ti];
+        let b = p.bounds[o];
+        let bounds = format!(
+            "\"min\": {}, \"max\": {}, \"step\": {}",
+            b.min, b.max, b.step
+        );
+        let _ = write!(out, "\"{}\": ", leaf[0]);
+        match term.shape {
+            Shape::Plain => {
+                let _ = write!(out, "{{\"v\": {}, {bounds}}}", p.values[o]);
+            }
+            Shape::Tapered => {
+                let _ = write!(
+                    out,
+                    "{{\"v\": [{}, {}], {bounds}}}",
+                    p.values[o],
+                    p.values[o + 1]
+                );
+            }
+            Shape::List(n) => {
+                let list = |phase: usize| -> String {
+                    (0..n)
+                        .map(|i| p.values[o + 2 * i + phase].to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let _ = write!(
+                    out,
+                    "{{{bounds}, \"mg\": [{}], \"eg\": [{}]}}",
+                    list(0),
+                    list(1)
+                );
+            }
+            Shape::Pst(kind) => {
+                let squares = pst_squares(kind);
+                let rows = table_rows(&squares);
+                let _ = write!(out, "{{\n{ind}  {bounds},\n{ind}  \"squares\": [");
+                for (ri, row) in rows.iter().enumerate() {
+                    let names: Vec<String> = row.iter().map(|&i| squares[i].to_string()).collect();
+                    let sep = if ri + 1 < rows.len() { "," } else { "" };
+                    let _ = write!(out, "\n{ind}    \"{}\"{sep}", names.join(" "));
+                }
+                let _ = write!(out, "\n{ind}  ]");
+                for (phase, label) in [(0, "mg"), (1, "eg")] {
+                    let _ = write!(out, ",\n{ind}  \"{label}\": [");
+                    for (ri, row) in rows.iter().enumerate() {
+                        let vals: Vec<String> = row
+                            .iter()
+                            .map(|&i| format!("{:4}", p.values[o + 2 * i + phase]))
+                            .collect();
+                        let sep = if ri + 1 < rows.len() { "," } else { "" };
+                        let _ = write!(out, "\n{ind}    {}{sep}", vals.join(","));
+                    }
+                    let _ = write!(out, "\n{ind}  ]");
+                }
+                let _ = write!(out, "\n{ind}}}");
+            }
+        }
+    }
+    while !open.is_empty() {
+        open.pop();
+        let _ = write!(out, "\n{}}}", "  ".repeat(open.len() + 1));
+    }
+    out.push_str("\n}\n");
+    out
+}
+
+/// Writes the separator before a member at the innermost open level: a comma unless it is the
+/// level's first member, then a new line and the level's indentation.
+fn member_sep(out: &mut String, written: &mut [bool]) {
+    let depth = written.len();
+    if let Some(w) = written.last_mut() {
+        if *w {
+            out.push(',');
+        }
+        *w = true;
+    }
+    let _ = write!(out, "\n{}", "  ".repeat(depth));
+}
+
+/// Groups the storage-order squares of a table into ranks (indices into `squares`).
+fn table_rows(squares: &[Square]) -> Vec<Vec<usize>> {
+    let mut rows: Vec<Vec<usize>> = Vec::new();
+    let mut last = None;
+    for (i, s) in squares.iter().enumerate() {
+        if last != Some(s.rank()) {
+            rows.push(Vec::new());
+            last = Some(s.rank());
+        }
+        if let Some(r) = rows.last_mut() {
+            r.push(i);
+        }
+    }
+    rows
+}

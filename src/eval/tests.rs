@@ -1,0 +1,487 @@
+use super::params::{DEFAULT_JSON, NFLAT, OFFSET, PST_LEN, id};
+use super::*;
+use crate::core::{PieceType, Position};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Positions from seeded random playouts from the start, plus hand-picked ones.
+fn sample_positions() -> Vec<Position> {
+    let mut out = Vec::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed);
+    for _ in 0..40 {
+        let mut pos = Position::startpos();
+        for ply in 0..120 {
+            let moves = pos.legal_moves();
+            if moves.is_empty() || pos.outcome().is_some() {
+                break;
+            }
+            let m = moves.as_slice()[rng.gen_range(0..moves.len())];
+            pos.make_move(m);
+            if ply % 4 == 3 {
+                let mut p = pos.clone();
+                p.clear_history();
+                out.push(p);
+            }
+        }
+    }
+    for fen in HAND_PICKED {
+        out.push(Position::from_fen(fen).expect("hand-picked FEN is valid"));
+    }
+    out
+}
+
+const HAND_PICKED: &[&str] = &[
+    crate::core::START_FEN,
+    // Central cannon opening, black to move.
+    "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1",
+    // Empty-head cannon against a bare palace.
+    "3k5/9/9/9/9/9/9/4C4/9/4K4 w - - 0 1",
+    // Rook and pawns against advisors and elephants.
+    "2bak4/4a4/4b4/9/2P6/9/9/9/4R4/4K4 w - - 0 1",
+    // Horse and crossed, connected pawns.
+    "3k5/9/3PP4/9/9/9/9/4N4/9/4K4 b - - 0 1",
+    // A middlegame with hanging pieces on both sides.
+    "r1bakab1r/9/1cn3nc1/p1p1p1p1p/9/2P6/P3P1P1P/1C2B1NC1/9/RN1AKA2R w - - 0 5",
+];
+
+fn mirror_colors(fen: &str) -> String {
+    let mut fields = fen.split_whitespace();
+    let board = fields.next().unwrap_or_default();
+    let side = fields.next().unwrap_or("w");
+    let ranks: Vec<String> = board
+        .split('/')
+        .rev()
+        .map(|r| {
+            r.chars()
+                .map(|c| {
+                    if c.is_ascii_uppercase() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        c.to_ascii_uppercase()
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let side = if side == "w" { "b" } else { "w" };
+    format!("{} {side} - - 0 1", ranks.join("/"))
+}
+
+fn mirror_files(fen: &str) -> String {
+    let mut fields = fen.split_whitespace();
+    let board = fields.next().unwrap_or_default();
+    let side = fields.next().unwrap_or("w");
+    let ranks: Vec<String> = board
+        .split('/')
+        .map(|r| r.chars().rev().collect())
+        .collect();
+    format!("{} {side} - - 0 1", ranks.join("/"))
+}
+
+#[test]
+fn embedded_defaults_load_and_are_canonical() {
+    let p = EvalParams::default();
+    assert_eq!(p.to_vec().len(), NFLAT);
+    // The file is written exactly as `to_json_string` writes it (regenerate it with
+    // `xqtune eval --print-params > params/xiangqi.json` after editing).
+    assert_eq!(p.to_json_string(), DEFAULT_JSON);
+}
+
+#[test]
+fn table_sizes_match_reachable_squares() {
+    assert_eq!(PST_LEN, [6, 3, 4, 50, 50, 50, 31]);
+    for kind in PieceType::ALL {
+        assert_eq!(pst_squares(kind).len(), PST_LEN[kind.index()]);
+    }
+}
+
+#[test]
+fn trace_dot_params_equals_evaluation() {
+    let positions = sample_positions();
+    assert!(positions.len() > 300, "{} positions", positions.len());
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let default = EvalParams::default();
+    // The defaults and random parameter sets inside the bounds (all terms exercised).
+    let mut sets = vec![default.clone()];
+    for _ in 0..3 {
+        let v: Vec<i32> = default
+            .specs()
+            .iter()
+            .map(|s| rng.gen_range(s.min..=s.max))
+            .collect();
+        sets.push(default.from_vec(&v));
+    }
+    for params in &sets {
+        let values = params.to_vec();
+        for pos in &positions {
+            let tr = trace(pos, params);
+            let red = evaluate_red(pos, params);
+            let dot = tr.dot(&values);
+            assert_eq!(dot.round() as i32, red, "{}: dot {dot}", pos.to_fen());
+            // f32 accumulation, as a tuner might do it, agrees too.
+            let dot32: f32 = tr.constant
+                + tr.coeffs
+                    .iter()
+                    .map(|&(i, c)| c * values[i as usize] as f32)
+                    .sum::<f32>();
+            assert_eq!(
+                dot32.round() as i32,
+                red,
+                "{}: f32 dot {dot32}",
+                pos.to_fen()
+            );
+            assert_eq!(
+                evaluate(pos, params),
+                red * pos.side_to_move().sign(),
+                "side to move's view"
+            );
+            let mut t = NoTrace;
+            assert_eq!(evaluate_with(pos, params, &mut t), evaluate(pos, params));
+        }
+    }
+}
+
+#[test]
+fn colour_mirror_negates_and_file_mirror_keeps_the_score() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let default = EvalParams::default();
+    let v: Vec<i32> = default
+        .specs()
+        .iter()
+        .map(|s| rng.gen_range(s.min..=s.max))
+        .collect();
+    for params in [default.clone(), default.from_vec(&v)] {
+        for pos in sample_positions() {
+            let fen = pos.to_fen();
+            let red = evaluate_red(&pos, &params);
+            let cm = Position::from_fen(&mirror_colors(&fen)).expect("mirrored FEN is valid");
+            assert_eq!(evaluate_red(&cm, &params), -red, "colour mirror of {fen}");
+            assert_eq!(evaluate(&cm, &params), evaluate(&pos, &params), "{fen}");
+            let fm = Position::from_fen(&mirror_files(&fen)).expect("mirrored FEN is valid");
+            assert_eq!(evaluate_red(&fm, &params), red, "file mirror of {fen}");
+        }
+    }
+}
+
+#[test]
+fn flat_view_round_trips_and_clamps() {
+    let p = EvalParams::default();
+    let v = p.to_vec();
+    assert_eq!(p.from_vec(&v), p);
+    let specs = p.specs();
+    assert_eq!(specs.len(), v.len());
+    for (s, x) in specs.iter().zip(&v) {
+        assert_eq!(s.value, *x);
+        assert!(s.min <= s.value && s.value <= s.max, "{}", s.name);
+        assert!(s.step >= 1, "{}", s.name);
+    }
+    // Out-of-bounds values are clamped, not kept.
+    let wild: Vec<i32> = specs.iter().map(|s| s.max + 1000).collect();
+    let q = p.from_vec(&wild);
+    for (s, x) in q.specs().iter().zip(q.to_vec()) {
+        assert_eq!(x, s.max, "{}", s.name);
+    }
+    // A changed value changes the evaluation and the hash.
+    let mut w = v.clone();
+    let rook = specs
+        .iter()
+        .position(|s| s.name == "material.rook.mg")
+        .expect("material.rook.mg exists");
+    w[rook] += 10;
+    w[rook + 1] += 10; // material.rook.eg
+    let r = p.from_vec(&w);
+    assert_ne!(r.hash(), p.hash());
+    assert_eq!(EvalParams::default().hash(), p.hash());
+    let pos = Position::from_fen("3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1").expect("valid");
+    assert_eq!(evaluate_red(&pos, &r), evaluate_red(&pos, &p) + 10);
+}
+
+#[test]
+fn spec_names_are_unique_and_dotted() {
+    let specs = EvalParams::default().specs();
+    let mut names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"material.rook.mg"));
+    assert!(names.contains(&"pst.horse.c7.eg"));
+    assert!(names.contains(&"king.attackers.3.mg"));
+    assert!(names.contains(&"tempo"));
+    names.sort_unstable();
+    let n = names.len();
+    names.dedup();
+    assert_eq!(names.len(), n, "duplicate spec names");
+    // Terms of one group are contiguous (the file writer relies on it).
+    let mut seen_groups: Vec<&str> = Vec::new();
+    let mut last = "";
+    for t in TERMS.iter() {
+        let g = t.name.rsplit_once('.').map(|x| x.0).unwrap_or("");
+        if g != last {
+            assert!(!seen_groups.contains(&g), "group {g} is split");
+            seen_groups.push(g);
+            last = g;
+        }
+    }
+}
+
+#[test]
+fn json_round_trip() {
+    let p = EvalParams::default();
+    assert_eq!(
+        EvalParams::from_json_str(&p.to_json_string()).expect("parses"),
+        p
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let v: Vec<i32> = p
+        .specs()
+        .iter()
+        .map(|s| rng.gen_range(s.min..=s.max))
+        .collect();
+    let q = p.from_vec(&v);
+    assert_eq!(
+        EvalParams::from_json_str(&q.to_json_string()).expect("parses"),
+        q
+    );
+    // Loading from a file.
+    let dir = std::env::temp_dir().join(format!("xqtune-eval-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("p.json");
+    std::fs::write(&path, q.to_json_string()).expect("write");
+    assert_eq!(EvalParams::load(&path).expect("loads"), q);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn material_only_and_flattened() {
+    let p = EvalParams::default();
+    let m = p.material_only();
+    for s in m.specs() {
+        if s.name.starts_with("material.") {
+            assert_eq!(
+                s.value,
+                p.specs()
+                    .iter()
+                    .find(|x| x.name == s.name)
+                    .map(|x| x.value)
+                    .unwrap_or(-1)
+            );
+        } else {
+            assert_eq!(s.value, 0, "{}", s.name);
+        }
+    }
+    assert_eq!(evaluate(&Position::startpos(), &m), 0);
+    let f = p.flattened();
+    for (s, d) in f.specs().iter().zip(p.specs()) {
+        if s.name.starts_with("pst.") || s.name.starts_with("mobility.") {
+            assert_eq!(s.value, 0, "{}", s.name);
+        } else {
+            assert_eq!(s.value, d.value, "{}", s.name);
+        }
+    }
+    // Material only leaves tempo at zero too: the start position is dead level.
+    assert_eq!(m.to_vec()[OFFSET[id::TEMPO]], 0);
+}
+
+#[test]
+fn evaluation_is_sensible() {
+    let p = EvalParams::default();
+    let start = Position::startpos();
+    let s0 = evaluate_red(&start, &p);
+    assert!(s0.abs() <= 30, "start {s0}");
+    // Red without a rook (a0) is clearly worse; without a pawn slightly worse.
+    let no_rook =
+        Position::from_fen("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/1NBAKABNR w - - 0 1")
+            .expect("valid");
+    assert!(evaluate_red(&no_rook, &p) < s0 - 450);
+    let no_pawn =
+        Position::from_fen("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P3P1P/1C5C1/9/RNBAKABNR w - - 0 1")
+            .expect("valid");
+    let d = s0 - evaluate_red(&no_pawn, &p);
+    assert!((15..150).contains(&d), "pawn worth {d}");
+    // A crossed pawn near the palace is worth more than one at home.
+    let home = Position::from_fen("3k5/9/9/9/9/9/4P4/9/9/4K4 w - - 0 1").expect("valid");
+    let crossed = Position::from_fen("3k5/9/4P4/9/9/9/9/9/9/4K4 w - - 0 1").expect("valid");
+    assert!(evaluate_red(&crossed, &p) > evaluate_red(&home, &p) + 30);
+    // Rook > cannon, horse > pawn, in every phase.
+    let rook = Position::from_fen("3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1").expect("valid");
+    let cannon = Position::from_fen("3k5/9/9/9/9/9/9/9/9/C3K4 w - - 0 1").expect("valid");
+    assert!(evaluate_red(&rook, &p) > evaluate_red(&cannon, &p) + 200);
+}
+
+fn err(text: &str) -> ParamsError {
+    match EvalParams::from_json_str(text) {
+        Ok(_) => panic!("accepted bad params"),
+        Err(e) => e,
+    }
+}
+
+/// The default file with `from` replaced by `to` (exactly once).
+fn edited(from: &str, to: &str) -> String {
+    assert_eq!(DEFAULT_JSON.matches(from).count(), 1, "'{from}' not unique");
+    DEFAULT_JSON.replacen(from, to, 1)
+}
+
+#[test]
+fn malformed_json_names_line_and_column() {
+    let e = err(&edited("\"tempo\": {", "\"tempo\": {{"));
+    match &e {
+        ParamsError::Json { line, column, .. } => {
+            assert_eq!(*line, 4);
+            assert!(*column > 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(e.to_string().contains("line 4"), "{e}");
+}
+
+#[test]
+fn missing_key_is_named() {
+    // Remove the last member of "material" (and the comma before it).
+    let text = edited(
+        ",\n    \"pawn\": {\"v\": [30, 45], \"min\": 0, \"max\": 200, \"step\": 5}",
+        "",
+    );
+    let e = err(&text);
+    assert!(
+        matches!(&e, ParamsError::MissingKey(k) if k == "material.pawn"),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("material.pawn"));
+    let e = err(&edited(
+        "\"tempo\": {\"v\": 10, \"min\": 0,",
+        "\"tempo\": {\"v\": 10,",
+    ));
+    assert!(
+        matches!(&e, ParamsError::MissingKey(k) if k == "tempo.min"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn unknown_keys_are_named() {
+    let e = err(&edited(
+        "\"tempo\": {",
+        "\"tempi\": {\"v\": 1, \"min\": 0, \"max\": 2, \"step\": 1},\n  \"tempo\": {",
+    ));
+    assert!(
+        matches!(&e, ParamsError::UnknownKey(k) if k == "tempi"),
+        "{e:?}"
+    );
+    let e = err(&edited(
+        "\"rook\": {\"v\": [620, 660],",
+        "\"queen\": {\"v\": [900, 900], \"min\": 0, \"max\": 2000, \"step\": 5},\n    \"rook\": {\"v\": [620, 660],",
+    ));
+    assert!(
+        matches!(&e, ParamsError::UnknownKey(k) if k == "material.queen"),
+        "{e:?}"
+    );
+    let e = err(&edited(
+        "\"tempo\": {\"v\": 10,",
+        "\"tempo\": {\"v\": 10, \"stpe\": 3,",
+    ));
+    assert!(
+        matches!(&e, ParamsError::UnknownKey(k) if k == "tempo.stpe"),
+        "{e:?}"
+    );
+    // Comments (keys starting with '_') are allowed anywhere.
+    assert!(
+        EvalParams::from_json_str(&edited(
+            "\"tempo\": {\"v\": 10,",
+            "\"tempo\": {\"_why\": \"x\", \"v\": 10,"
+        ))
+        .is_ok()
+    );
+}
+
+#[test]
+fn out_of_bounds_value_names_the_flat_key() {
+    let e = err(&edited(
+        "\"rook\": {\"v\": [620, 660]",
+        "\"rook\": {\"v\": [620, 1660]",
+    ));
+    match &e {
+        ParamsError::OutOfBounds { key, value, .. } => {
+            assert_eq!(key, "material.rook.eg");
+            assert_eq!(*value, 1660);
+        }
+        other => panic!("{other:?}"),
+    }
+    // A table entry: the king table's first middlegame value is d2.
+    let e = err(&edited("         -30, -24,\n", "        -300, -24,\n"));
+    assert!(
+        matches!(&e, ParamsError::OutOfBounds { key, .. } if key == "pst.king.d2.mg"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn wrong_table_size_is_named() {
+    let e = err(&edited("         -30, -24,\n", "         -30,\n"));
+    match &e {
+        ParamsError::WrongSize {
+            key,
+            expected,
+            found,
+        } => {
+            assert_eq!(key, "pst.king.mg");
+            assert_eq!((*expected, *found), (6, 5));
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = err(&edited(
+        "\"rook\": {\"v\": [620, 660]",
+        "\"rook\": {\"v\": [620]",
+    ));
+    assert!(
+        matches!(&e, ParamsError::WrongSize { key, .. } if key == "material.rook.v"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn bad_bounds_and_types_are_named() {
+    let e = err(&edited(
+        "\"tempo\": {\"v\": 10, \"min\": 0, \"max\": 60",
+        "\"tempo\": {\"v\": 10, \"min\": 70, \"max\": 60",
+    ));
+    assert!(
+        matches!(&e, ParamsError::MinAboveMax { key, .. } if key == "tempo"),
+        "{e:?}"
+    );
+    let e = err(&edited(
+        "\"tempo\": {\"v\": 10, \"min\": 0, \"max\": 60, \"step\": 2",
+        "\"tempo\": {\"v\": 10, \"min\": 0, \"max\": 60, \"step\": 0",
+    ));
+    assert!(
+        matches!(&e, ParamsError::BadStep { key, .. } if key == "tempo.step"),
+        "{e:?}"
+    );
+    let e = err(&edited(
+        "\"tempo\": {\"v\": 10,",
+        "\"tempo\": {\"v\": 10.5,",
+    ));
+    assert!(
+        matches!(&e, ParamsError::WrongType { key, .. } if key == "tempo.v"),
+        "{e:?}"
+    );
+    let e = err(&edited(
+        "\"rook\": {\"v\": [620, 660]",
+        "\"rook\": {\"v\": 620",
+    ));
+    assert!(
+        matches!(&e, ParamsError::WrongType { key, .. } if key == "material.rook.v"),
+        "{e:?}"
+    );
+    let e = err(&edited("\"d2 e2\",", "\"e2 d2\","));
+    assert!(
+        matches!(&e, ParamsError::WrongSquares { key, .. } if key == "pst.king.squares"),
+        "{e:?}"
+    );
+    let e = err(&edited(
+        "\"variant\": \"xiangqi\"",
+        "\"variant\": \"jieqi\"",
+    ));
+    assert!(
+        matches!(&e, ParamsError::WrongVariant(v) if v == "jieqi"),
+        "{e:?}"
+    );
+    let e = EvalParams::load(std::path::Path::new("/nonexistent/xq.json")).expect_err("no file");
+    assert!(e.to_string().contains("/nonexistent/xq.json"));
+}

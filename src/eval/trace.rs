@@ -1,0 +1,141 @@
+//! Recording how often each parameter fired: the evaluation as a linear form.
+//!
+//! The evaluation is generic over a [`Tracer`] (Ethereal's `TRACE` build, texel-tuner's
+//! `get_coefficients`): with [`NoTrace`] every call is an empty inline function and vanishes,
+//! so the engine's path costs nothing; with [`CoeffTracer`] the same code counts, per flat
+//! parameter, how many times it was added (red's point of view). The Texel tuner then needs no
+//! re-evaluation per step: `eval = round(sum(coeff * param))`.
+
+use super::params::{NFLAT, PART, Part};
+use super::score::PHASE_MAX;
+
+/// Receives the evaluation's parameter uses.
+pub trait Tracer {
+    /// Whether calls do anything: lets the evaluation skip work done only for the trace.
+    const ACTIVE: bool;
+    /// Flat parameter `index` was added `n` times (negative for black's features).
+    fn add(&mut self, index: usize, n: i32);
+    /// A tapered pair at `index`, `index + 1` was added `n` times.
+    #[inline(always)]
+    fn add_s(&mut self, index: usize, n: i32) {
+        self.add(index, n);
+        self.add(index + 1, n);
+    }
+    /// The game phase the middlegame and endgame values were blended at.
+    fn phase(&mut self, phase: i32);
+}
+
+/// The engine's tracer: records nothing.
+pub struct NoTrace;
+
+impl Tracer for NoTrace {
+    const ACTIVE: bool = false;
+    #[inline(always)]
+    fn add(&mut self, _: usize, _: i32) {}
+    #[inline(always)]
+    fn add_s(&mut self, _: usize, _: i32) {}
+    #[inline(always)]
+    fn phase(&mut self, _: i32) {}
+}
+
+/// Counts parameter uses densely; [`CoeffTracer::finish`] turns them into a sparse [`Trace`].
+pub struct CoeffTracer {
+    counts: Vec<i32>,
+    /// Uses by red's features (`n > 0`) and black's (`n < 0`), for term-by-term reports.
+    by_side: [Vec<i32>; 2],
+    phase: i32,
+}
+
+impl Default for CoeffTracer {
+    fn default() -> Self {
+        CoeffTracer {
+            counts: vec![0; NFLAT],
+            by_side: [vec![0; NFLAT], vec![0; NFLAT]],
+            phase: PHASE_MAX,
+        }
+    }
+}
+
+impl Tracer for CoeffTracer {
+    const ACTIVE: bool = true;
+    #[inline]
+    fn add(&mut self, index: usize, n: i32) {
+        self.counts[index] += n;
+        self.by_side[(n < 0) as usize][index] += n;
+    }
+    fn phase(&mut self, phase: i32) {
+        self.phase = phase;
+    }
+}
+
+impl CoeffTracer {
+    /// The raw (untapered) counts, one per flat parameter.
+    pub fn counts(&self) -> &[i32] {
+        &self.counts
+    }
+
+    /// The phase recorded by the evaluation.
+    pub fn recorded_phase(&self) -> i32 {
+        self.phase
+    }
+
+    /// Red's (`Color::Red`) or black's part of the counts (black's are negative).
+    pub fn side_counts(&self, color: crate::core::Color) -> &[i32] {
+        &self.by_side[color.index()]
+    }
+
+    /// The weight of flat value `i` at the recorded phase (1 for plain values).
+    pub fn weight(&self, i: usize) -> f64 {
+        match PART[i] {
+            Part::Plain => 1.0,
+            Part::Mg => self.phase as f64 / PHASE_MAX as f64,
+            Part::Eg => (PHASE_MAX - self.phase) as f64 / PHASE_MAX as f64,
+        }
+    }
+
+    /// The sparse trace: middlegame counts weighted by `phase / 16`, endgame counts by
+    /// `(16 - phase) / 16` (exact binary fractions), plain counts as they are.
+    pub fn finish(&self) -> Trace {
+        let mg = self.phase as f32 / PHASE_MAX as f32;
+        let eg = (PHASE_MAX - self.phase) as f32 / PHASE_MAX as f32;
+        let coeffs = self
+            .counts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &n)| {
+                let w = match PART[i] {
+                    Part::Plain => 1.0,
+                    Part::Mg => mg,
+                    Part::Eg => eg,
+                };
+                let c = n as f32 * w;
+                (c != 0.0).then_some((i as u32, c))
+            })
+            .collect();
+        Trace {
+            coeffs,
+            constant: 0.0,
+        }
+    }
+}
+
+/// The evaluation as a linear form in the parameters, from red's point of view:
+/// `evaluate_red(pos) == round(constant + sum(coeff * params[index]))` (rounding halves away
+/// from zero, as `f64::round`). The Texel tuner reads it instead of re-running the evaluation.
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    pub coeffs: Vec<(u32, f32)>,
+    pub constant: f32,
+}
+
+impl Trace {
+    /// `constant + sum(coeff * params[index])` before rounding, in f64.
+    pub fn dot(&self, params: &[i32]) -> f64 {
+        self.constant as f64
+            + self
+                .coeffs
+                .iter()
+                .map(|&(i, c)| c as f64 * params[i as usize] as f64)
+                .sum::<f64>()
+    }
+}
