@@ -30,6 +30,9 @@ pub enum Command {
         #[arg(long)]
         divide: bool,
     },
+    /// Import PGN games (Chinese, WXF or coordinate notation; UTF-8, GBK or Big5) into a
+    /// labelled dataset.
+    Import(crate::import::ImportArgs),
 }
 
 pub fn main() -> i32 {
@@ -54,6 +57,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         None => bail!("no subcommand given (UCI mode comes with the engine)"),
         Some(Command::Perft { depth, fen, divide }) => run_perft(depth, fen.as_deref(), divide),
+        Some(Command::Import(args)) => crate::import::cli::run(&args),
     }
 }
 
