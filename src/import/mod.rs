@@ -107,6 +107,8 @@ pub enum SkipReason {
         move_number: u32,
         side: Color,
         error: NotationError,
+        /// The position the move was read in.
+        fen: String,
     },
     /// Unterminated comment, variation or tag.
     Malformed(String),
@@ -138,9 +140,10 @@ impl fmt::Display for SkipReason {
                 move_number,
                 side,
                 error,
+                fen,
             } => {
                 let dots = if *side == Color::Black { "..." } else { "." };
-                write!(f, "move {move_number}{dots} (ply {ply}): {error}")
+                write!(f, "move {move_number}{dots} (ply {ply}): {error} [{fen}]")
             }
             SkipReason::Malformed(s) => write!(f, "{s}"),
             SkipReason::NoMoves => write!(f, "no moves"),
@@ -221,7 +224,7 @@ pub fn read_games_from_bytes(
 ) -> ImportReport {
     let decoded = encoding::decode(bytes, encoding);
     let raw_games = pgn::split_games(&decoded.text);
-    let checked: Vec<Result<ImportedGame, SkippedGame>> = raw_games
+    let checked: Vec<Checked> = raw_games
         .into_par_iter()
         .enumerate()
         .map(|(i, raw)| check_game(raw, source, i + 1))
@@ -230,8 +233,8 @@ pub fn read_games_from_bytes(
     let mut skipped = Vec::new();
     for r in checked {
         match r {
-            Ok(g) => games.push(g),
-            Err(s) => skipped.push(s),
+            Checked::Imported(g) => games.push(g),
+            Checked::Skipped(s) => skipped.push(s),
         }
     }
     ImportReport {
@@ -243,13 +246,32 @@ pub fn read_games_from_bytes(
     }
 }
 
+/// The outcome of checking one game (not a `Result`: a skipped game is a normal outcome).
+enum Checked {
+    Imported(ImportedGame),
+    Skipped(SkippedGame),
+}
+
 /// Validates one game's start position and moves.
-fn check_game(raw: pgn::RawGame, source: &str, number: usize) -> Result<ImportedGame, SkippedGame> {
-    let skip = |reason| SkippedGame {
-        source: source.to_string(),
-        number,
-        line: raw.line,
-        reason,
+fn check_game(raw: pgn::RawGame, source: &str, number: usize) -> Checked {
+    match check_game_inner(raw, source, number) {
+        Ok(g) => Checked::Imported(g),
+        Err(s) => Checked::Skipped(*s),
+    }
+}
+
+fn check_game_inner(
+    raw: pgn::RawGame,
+    source: &str,
+    number: usize,
+) -> Result<ImportedGame, Box<SkippedGame>> {
+    let skip = |reason| {
+        Box::new(SkippedGame {
+            source: source.to_string(),
+            number,
+            line: raw.line,
+            reason,
+        })
     };
     if let Some(m) = &raw.malformed {
         return Err(skip(SkipReason::Malformed(m.clone())));
@@ -285,6 +307,7 @@ fn check_game(raw: pgn::RawGame, source: &str, number: usize) -> Result<Imported
                     move_number: pos.fullmove(),
                     side: pos.side_to_move(),
                     error,
+                    fen: pos.to_fen(),
                 }));
             }
         }

@@ -79,6 +79,22 @@ fn parse_tag(body: &str) -> Option<(String, String)> {
     Some((name.to_string(), value))
 }
 
+/// Reads `Name "value"` where the value may contain unescaped quotes: it runs from the first
+/// to the last quote.
+fn parse_tag_lenient(body: &str) -> Option<(String, String)> {
+    let body = body.trim();
+    let name_end = body.find(|c: char| c.is_whitespace() || c == '"')?;
+    let name = &body[..name_end];
+    let rest = body[name_end..].trim();
+    if name.is_empty() || rest.len() < 2 || !rest.starts_with('"') || !rest.ends_with('"') {
+        return None;
+    }
+    let value = rest[1..rest.len() - 1]
+        .replace("\\\"", "\"")
+        .replace("\\\\", "\\");
+    Some((name.to_string(), value))
+}
+
 /// Splits PGN text into games.
 pub fn split_games(text: &str) -> Vec<RawGame> {
     let mut games = Vec::new();
@@ -145,15 +161,44 @@ pub fn split_games(text: &str) -> Vec<RawGame> {
                     j += 1;
                 }
                 let body: String = chars[start..j.min(chars.len())].iter().collect();
-                match (j < chars.len() && chars[j] == ']', parse_tag(&body)) {
-                    (true, Some(tag)) => cur.tags.push(tag),
+                let closed = j < chars.len() && chars[j] == ']';
+                let rest_of_line_ok = || {
+                    chars[j + 1..]
+                        .iter()
+                        .find(|c| !matches!(c, ' ' | '\t' | '\r'))
+                        .is_none_or(|&c| c == '\n' || c == '[')
+                };
+                match parse_tag(&body) {
+                    Some(tag) if closed && rest_of_line_ok() => {
+                        cur.tags.push(tag);
+                        i = j + 1;
+                    }
                     _ => {
-                        cur.malformed.get_or_insert_with(|| {
-                            format!("malformed tag on line {line}: [{body}")
+                        // Real files have unescaped quotes in values (`[Event ""A杯"B"]`): take
+                        // the text between the first and the last quote before the line's last `]`.
+                        let line_end = chars[i..]
+                            .iter()
+                            .position(|&c| c == '\n')
+                            .map_or(chars.len(), |p| i + p);
+                        let last = chars[i..line_end].iter().rposition(|&c| c == ']');
+                        let lenient = last.and_then(|p| {
+                            let body: String = chars[start..i + p].iter().collect();
+                            parse_tag_lenient(&body).map(|t| (t, i + p))
                         });
+                        match lenient {
+                            Some((tag, end)) => {
+                                cur.tags.push(tag);
+                                i = end + 1;
+                            }
+                            None => {
+                                cur.malformed.get_or_insert_with(|| {
+                                    format!("malformed tag on line {line}: [{body}")
+                                });
+                                i = j + 1;
+                            }
+                        }
                     }
                 }
-                i = j + 1;
             }
             '{' => {
                 let open_line = line;
@@ -266,6 +311,20 @@ mod tests {
         assert_eq!(games[1].line, 9);
         assert_eq!(games[2].termination, None);
         assert_eq!(games[2].moves, ["h2e2"]);
+    }
+
+    #[test]
+    fn tolerates_unescaped_quotes_in_tag_values() {
+        let text =
+            "[Event \"\"A杯“B 1995\"]\n[Round \"1\"] [Site \"x\"]\n[Red \"a\"b\"]\n1. h2e2 1-0";
+        let games = split_games(text);
+        assert_eq!(games.len(), 1);
+        assert_eq!(games[0].malformed, None);
+        assert_eq!(games[0].tag("Event"), Some("\"A杯“B 1995"));
+        assert_eq!(games[0].tag("Round"), Some("1"));
+        assert_eq!(games[0].tag("Site"), Some("x"));
+        assert_eq!(games[0].tag("Red"), Some("a\"b"));
+        assert_eq!(games[0].moves, ["h2e2"]);
     }
 
     #[test]
