@@ -32,6 +32,9 @@ pub enum Command {
     },
     /// Score a position with the static evaluation (`--trace`: term by term).
     Eval(crate::eval::EvalArgs),
+    /// Import PGN games (Chinese, WXF or coordinate notation; UTF-8, GBK or Big5) into a
+    /// labelled dataset.
+    Import(crate::import::ImportArgs),
 }
 
 pub fn main() -> i32 {
@@ -57,6 +60,7 @@ fn run(cli: Cli) -> Result<()> {
         None => bail!("no subcommand given (UCI mode comes with the engine)"),
         Some(Command::Perft { depth, fen, divide }) => run_perft(depth, fen.as_deref(), divide),
         Some(Command::Eval(args)) => crate::eval::run_cli(&args),
+        Some(Command::Import(args)) => crate::import::cli::run(&args),
     }
 }
 

@@ -7,5 +7,6 @@
 pub mod cli;
 pub mod core;
 pub mod eval;
+pub mod import;
 pub mod play;
 pub mod search;

@@ -4,15 +4,18 @@ pub mod attacks;
 pub mod fen;
 pub mod jieqi;
 pub mod movegen;
+pub mod notation;
 pub mod perft;
 pub mod position;
 pub mod rules;
+pub mod see;
 pub mod types;
 pub mod zobrist;
 
 pub use attacks::Bitboard;
 pub use fen::{FenError, Setup};
 pub use movegen::MoveList;
+pub use notation::{ChineseStyle, NotationError, Script};
 pub use position::{Position, START_FEN, State, Variant};
 pub use rules::{GameResult, Outcome, Reason, Repetition};
 pub use types::{Color, Move, Piece, PieceType, Square};
