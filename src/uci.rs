@@ -310,6 +310,10 @@ impl Engine {
     }
 
     fn cmd_go(&mut self, rest: &str) -> Result<(), String> {
+        if self.pos.dark() != 0 {
+            // Dark movers need chance nodes over their reveals (the Jieqi search).
+            return Err("searching Jieqi positions with dark pieces is not supported yet".into());
+        }
         let limits = match self.protocol {
             Protocol::Uci => parse_go_uci(rest, &self.pos)?,
             Protocol::Ucci => parse_go_ucci(rest, self.ucci_millisec)?,

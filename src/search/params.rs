@@ -17,11 +17,9 @@ use thiserror::Error;
 /// Why a search parameters file was refused. Every variant names the offending key or file.
 #[derive(Debug, Error)]
 pub enum SearchParamsError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    /// The I/O error is part of the message (not a `source`), so it is printed once.
+    #[error("cannot read {path}: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error("search params are not valid JSON: {0}")]
     Json(String),
     #[error(
@@ -118,9 +116,9 @@ impl Default for SearchParams {
 impl SearchParams {
     /// Reads a params file; errors name the offending key.
     pub fn load(path: &Path) -> Result<SearchParams, SearchParamsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SearchParamsError::Io {
+        let text = std::fs::read_to_string(path).map_err(|err| SearchParamsError::Io {
             path: path.display().to_string(),
-            source,
+            err,
         })?;
         SearchParams::from_json(&text)
     }

@@ -202,3 +202,64 @@ impl TranspositionTable {
         (used * 1000 / (n * 4).max(1)) as u32
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Square;
+
+    #[test]
+    fn store_and_probe_round_trip() {
+        let mut tt = TranspositionTable::new(1);
+        let m = Move::new(Square(10), Square(19));
+        tt.store(0xdead_beef_1234_5678, 3, m, 42, -7, 5, Bound::Exact);
+        let h = tt.probe(0xdead_beef_1234_5678, 3).expect("hit");
+        assert_eq!(
+            (h.mv, h.score, h.eval, h.depth, h.bound),
+            (m, 42, -7, 5, Bound::Exact)
+        );
+        assert!(tt.probe(0x1111_2222_3333_4444, 3).is_none());
+    }
+
+    #[test]
+    fn mate_scores_are_stored_relative_to_the_node() {
+        let mut tt = TranspositionTable::new(1);
+        // Mate in 5 plies from the root, found at ply 3: 2 plies from the node.
+        let score = super::super::MATE - 5;
+        tt.store(7, 3, Move::NULL, score, 0, 4, Bound::Lower);
+        // Seen again at ply 1, the same mate is 3 plies from the root.
+        let h = tt.probe(7, 1).unwrap();
+        assert_eq!(h.score, super::super::MATE - 3);
+        tt.store(8, 2, Move::NULL, -score, 0, 4, Bound::Upper);
+        assert_eq!(tt.probe(8, 6).unwrap().score, -(super::super::MATE - 9));
+    }
+
+    #[test]
+    fn deep_entries_survive_shallow_ones_in_a_full_cluster() {
+        let mut tt = TranspositionTable::new(1);
+        let n = tt.clusters.len() as u128;
+        // Keys that land in cluster 0 (high bits zero) with different check bits.
+        let keys: Vec<u64> = (1..=5u64).collect();
+        assert!(keys.iter().all(|&k| (k as u128 * n) >> 64 == 0));
+        tt.store(keys[0], 0, Move::NULL, 1, 0, 20, Bound::Exact);
+        for &k in &keys[1..4] {
+            tt.store(k, 0, Move::NULL, 1, 0, 1, Bound::Exact);
+        }
+        // The cluster is full; a fifth key replaces a shallow entry, not the deep one.
+        tt.store(keys[4], 0, Move::NULL, 1, 0, 2, Bound::Exact);
+        assert!(tt.probe(keys[0], 0).is_some());
+        assert!(tt.probe(keys[4], 0).is_some());
+        // Entries of older searches go first.
+        tt.new_search();
+        tt.new_search();
+        tt.new_search();
+        tt.store(99, 0, Move::NULL, 1, 0, 1, Bound::Exact);
+        assert_eq!(
+            keys.iter().filter(|&&k| tt.probe(k, 0).is_some()).count(),
+            3,
+            "exactly one old entry replaced"
+        );
+        tt.clear();
+        assert!(tt.probe(keys[0], 0).is_none());
+    }
+}
