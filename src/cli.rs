@@ -1,7 +1,7 @@
 //! Command line: clap subcommands. With no subcommand the engine speaks UCI.
 
 use crate::core::{Position, perft};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use std::time::Instant;
 
@@ -14,6 +14,9 @@ use std::time::Instant;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Without a subcommand: the engine's parameter files for UCI mode.
+    #[command(flatten)]
+    pub uci: crate::uci::UciArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -35,6 +38,10 @@ pub enum Command {
     /// Import PGN games (Chinese, WXF or coordinate notation; UTF-8, GBK or Big5) into a
     /// labelled dataset.
     Import(crate::import::ImportArgs),
+    /// Speak UCI (or UCCI when the first command is `ucci`) on stdin/stdout.
+    Uci(crate::uci::UciArgs),
+    /// Search the fixed bench positions to a fixed depth; prints `Nodes searched: N`.
+    Bench(crate::bench::BenchArgs),
 }
 
 pub fn main() -> i32 {
@@ -57,7 +64,9 @@ pub fn main() -> i32 {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        None => bail!("no subcommand given (UCI mode comes with the engine)"),
+        None => crate::uci::run_with_args(&cli.uci),
+        Some(Command::Uci(args)) => crate::uci::run_with_args(&args),
+        Some(Command::Bench(args)) => crate::bench::run_cli(&args),
         Some(Command::Perft { depth, fen, divide }) => run_perft(depth, fen.as_deref(), divide),
         Some(Command::Eval(args)) => crate::eval::run_cli(&args),
         Some(Command::Import(args)) => crate::import::cli::run(&args),
