@@ -30,6 +30,8 @@ pub enum Command {
         #[arg(long)]
         divide: bool,
     },
+    /// Play engine A against engine B: parallel games, opening pairs, Elo, SPRT, records.
+    Match(Box<crate::play::MatchArgs>),
 }
 
 pub fn main() -> i32 {
@@ -54,6 +56,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         None => bail!("no subcommand given (UCI mode comes with the engine)"),
         Some(Command::Perft { depth, fen, divide }) => run_perft(depth, fen.as_deref(), divide),
+        Some(Command::Match(args)) => crate::play::run_cli(&args),
     }
 }
 
