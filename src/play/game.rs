@@ -525,3 +525,104 @@ impl Player for InProcessPlayer {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_control_parsing() {
+        assert_eq!(
+            TimeControl::parse("10+0.1"),
+            Ok(TimeControl {
+                base_ms: 10_000,
+                inc_ms: 100
+            })
+        );
+        assert_eq!(
+            TimeControl::parse("60"),
+            Ok(TimeControl {
+                base_ms: 60_000,
+                inc_ms: 0
+            })
+        );
+        assert!(TimeControl::parse("x+1").unwrap_err().contains("'x'"));
+        assert!(TimeControl::parse("-1+0").is_err());
+        assert!(TimeControl::parse("0+0").is_err());
+    }
+
+    /// Startpos after `n` plies of horse shuffles (no captures): who moves next alternates.
+    fn pos_after(n: usize) -> Position {
+        let mut p = Position::startpos();
+        let cycle = ["h0g2", "h9g7", "g2h0", "g7h9"];
+        for i in 0..n {
+            let m = p.parse_move(cycle[i % 4]).unwrap();
+            p.make_move(m);
+        }
+        p
+    }
+
+    #[test]
+    fn resign_needs_both_sides_to_agree() {
+        let adj = Adjudication {
+            draw: None,
+            resign: Some(ResignAdjudication {
+                move_count: 2,
+                score: 500,
+            }),
+        };
+        // Mover's view: red (even plies) says +600, black says -600: both agree red wins.
+        let agree = [Some(600), Some(-600), Some(700), Some(-650)];
+        let (r, t) = adjudicate(&adj, &agree, &pos_after(4)).unwrap();
+        assert_eq!(r, GameResult::RedWins);
+        assert_eq!(
+            t,
+            Termination::ResignAdjudication {
+                loser: ColorName::Black
+            }
+        );
+        // Black disagrees once: no ruling.
+        let disagree = [Some(600), Some(-600), Some(700), Some(-100)];
+        assert!(adjudicate(&adj, &disagree, &pos_after(4)).is_none());
+        // Too few moves.
+        assert!(adjudicate(&adj, &agree[..3], &pos_after(3)).is_none());
+        // A missing score never adjudicates.
+        let missing = [Some(600), None, Some(700), Some(-650)];
+        assert!(adjudicate(&adj, &missing, &pos_after(4)).is_none());
+        // Black winning, seen after a black move (odd count).
+        let black = [Some(0), Some(800), Some(-900), Some(800), Some(-900)];
+        let (r, _) = adjudicate(&adj, &black, &pos_after(5)).unwrap();
+        assert_eq!(r, GameResult::BlackWins);
+    }
+
+    #[test]
+    fn draw_adjudication_waits_for_the_move_number() {
+        let adj = Adjudication {
+            draw: Some(DrawAdjudication {
+                move_number: 3,
+                move_count: 2,
+                score: 10,
+            }),
+            resign: None,
+        };
+        let quiet = [Some(5), Some(-3), Some(0), Some(8)];
+        // After 4 plies the full move number is 3.
+        let p = pos_after(4);
+        assert_eq!(p.fullmove(), 3);
+        assert_eq!(
+            adjudicate(&adj, &quiet, &p).map(|x| x.1),
+            Some(Termination::DrawAdjudication)
+        );
+        let early = Adjudication {
+            draw: Some(DrawAdjudication {
+                move_number: 4,
+                ..adj.draw.unwrap()
+            }),
+            resign: None,
+        };
+        assert!(adjudicate(&early, &quiet, &p).is_none());
+        let loud = [Some(5), Some(-3), Some(50), Some(8)];
+        assert!(adjudicate(&adj, &loud, &p).is_none());
+        assert!(adjudicate(&Adjudication::default(), &quiet, &p).is_none());
+    }
+}

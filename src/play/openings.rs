@@ -19,23 +19,20 @@ pub const DEFAULT_OPENINGS: &str = include_str!("../../datasets/openings.txt");
 
 #[derive(Debug, Error)]
 pub enum OpeningError {
-    #[error("cannot read opening file {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("line {line}: bad FEN '{fen}': {source}")]
+    #[error("cannot read opening file {path}: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error("line {line}: bad FEN '{fen}': {error}")]
     Fen {
         line: usize,
         fen: String,
-        source: FenError,
+        error: FenError,
     },
-    #[error("line {line}: move {ply} '{text}': {source}")]
+    #[error("line {line}: move {ply} '{text}': {error}")]
     Move {
         line: usize,
         ply: usize,
         text: String,
-        source: MoveError,
+        error: MoveError,
     },
     #[error("line {line}: {message}")]
     Syntax { line: usize, message: String },
@@ -124,18 +121,18 @@ impl Opening {
         } else {
             (START_FEN.to_string(), &tokens[..])
         };
-        let mut pos = Position::from_fen(&fen).map_err(|source| OpeningError::Fen {
+        let mut pos = Position::from_fen(&fen).map_err(|error| OpeningError::Fen {
             line,
             fen: fen.clone(),
-            source,
+            error,
         })?;
         let mut moves = Vec::with_capacity(move_tokens.len());
         for (i, t) in move_tokens.iter().enumerate() {
-            let m = pos.parse_move(t).map_err(|source| OpeningError::Move {
+            let m = pos.parse_move(t).map_err(|error| OpeningError::Move {
                 line,
                 ply: i + 1,
                 text: t.to_string(),
-                source,
+                error,
             })?;
             pos.make_move(m);
             if let Some(o) = pos.outcome() {
@@ -180,9 +177,9 @@ pub fn parse_openings(text: &str) -> Result<Vec<Opening>, OpeningError> {
 
 /// Reads a suite file.
 pub fn load_openings(path: &Path) -> Result<Vec<Opening>, OpeningError> {
-    let text = std::fs::read_to_string(path).map_err(|source| OpeningError::Io {
+    let text = std::fs::read_to_string(path).map_err(|error| OpeningError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     })?;
     parse_openings(&text)
 }
