@@ -42,6 +42,8 @@ pub enum Command {
     Uci(crate::uci::UciArgs),
     /// Search the fixed bench positions to a fixed depth; prints `Nodes searched: N`.
     Bench(crate::bench::BenchArgs),
+    /// Play engine A against engine B: parallel games, opening pairs, Elo, SPRT, records.
+    Match(Box<crate::play::MatchArgs>),
 }
 
 pub fn main() -> i32 {
@@ -70,6 +72,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Perft { depth, fen, divide }) => run_perft(depth, fen.as_deref(), divide),
         Some(Command::Eval(args)) => crate::eval::run_cli(&args),
         Some(Command::Import(args)) => crate::import::cli::run(&args),
+        Some(Command::Match(args)) => crate::play::run_cli(&args),
     }
 }
 
