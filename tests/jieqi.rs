@@ -526,3 +526,48 @@ fn cli_perft_reads_jieqi() {
     ]);
     assert!(!ok && err.contains("pool"), "{err}");
 }
+
+/// Mangled Jieqi FENs and move texts give errors or valid positions, never a panic, and what is
+/// accepted round-trips.
+#[test]
+fn mangled_input_never_panics() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let alphabet: Vec<char> = "xXkKaAbBnNrRcCpPhHeE0123456789/ -?wZ漢".chars().collect();
+    let seeds: Vec<String> = include_str!("data/jieqi_valid.fen")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(String::from)
+        .collect();
+    for i in 0..20_000 {
+        let mut chars: Vec<char> = seeds[i % seeds.len()].chars().collect();
+        for _ in 0..rng.gen_range(1..4) {
+            let at = rng.gen_range(0..chars.len());
+            match rng.gen_range(0..3) {
+                0 => chars[at] = alphabet[rng.gen_range(0..alphabet.len())],
+                1 => {
+                    chars.remove(at);
+                }
+                _ => chars.insert(at, alphabet[rng.gen_range(0..alphabet.len())]),
+            }
+            if chars.is_empty() {
+                break;
+            }
+        }
+        let fen: String = chars.into_iter().collect();
+        if let Ok(pos) = Position::from_fen(&fen) {
+            let out = pos.to_fen();
+            let again = Position::from_fen(&out).unwrap_or_else(|e| panic!("{fen} -> {out}: {e}"));
+            assert_eq!(again.to_fen(), out);
+            assert_eq!(again.key(), pos.key());
+            let _ = perft::perft(&mut pos.clone(), 1);
+        }
+    }
+    let start = Position::jieqi_startpos();
+    for text in [
+        "", "h2", "h2e2NN", "h2e2漢", "z9z9", "h2-e2-N", "e0e1K", "e0e1", "0000",
+    ] {
+        let _ = start.parse_move(text);
+    }
+    assert!(start.parse_move("e0e1").is_ok());
+    assert!(start.parse_move("H2-E2N").is_ok());
+}
