@@ -81,6 +81,29 @@ fn perft_file_agrees_with_reference_mover() {
 }
 
 #[test]
+fn reveal_outcomes_weigh_the_pool() {
+    for (_, fen, _) in perft_cases() {
+        let pos = Position::from_fen(&fen).unwrap();
+        let us = pos.side_to_move();
+        let mut children = Vec::new();
+        for &m in pos.legal_moves().iter() {
+            let outs: Vec<(Move, u32)> = jieqi::reveal_outcomes(&pos, m).collect();
+            let total: u32 = outs.iter().map(|o| o.1).sum();
+            if pos.is_dark(m.from()) {
+                assert_eq!(total, pos.pool_total(us), "{fen}");
+                for &(c, w) in &outs {
+                    assert_eq!(w, pos.pool_count(us, c.reveal().unwrap()));
+                }
+            } else {
+                assert_eq!(outs, vec![(m, 1)]);
+            }
+            children.extend(outs.into_iter().map(|o| o.0));
+        }
+        assert_eq!(children, jieqi::root_children(&pos), "{fen}");
+    }
+}
+
+#[test]
 fn jieqi_start_counts() {
     let mut pos = Position::jieqi_startpos();
     // 43 dark moves x 6 pool kinds + the king's e0e1.

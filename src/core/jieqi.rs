@@ -477,6 +477,22 @@ pub fn root_children(pos: &Position) -> Vec<Move> {
     out
 }
 
+/// The chance outcomes of the dark move `m` as the side to move sees them: one move per kind in
+/// its pool with the kind's count as weight (probability `count / pool_total`, RULES.md rule 3).
+/// A move of a face-up piece is its own single outcome with weight 1. For the search's
+/// expectation ("expectimax") nodes.
+pub fn reveal_outcomes(pos: &Position, m: Move) -> impl Iterator<Item = (Move, u32)> + '_ {
+    let us = pos.side;
+    let dark = pos.is_dark(m.from());
+    let plain = m.squares();
+    let single = (!dark).then_some((plain, 1));
+    let kinds = PieceType::ALL.into_iter().filter_map(move |k| {
+        let n = pos.pool[us.index()][k.index()] as u32;
+        (dark && n > 0).then(|| (plain.with_reveal(k), n))
+    });
+    single.into_iter().chain(kinds)
+}
+
 /// Number of distinct reveal kinds in `color`'s pool.
 fn reveal_kinds(pos: &Position, color: Color) -> u64 {
     pos.pool[color.index()].iter().filter(|&&n| n > 0).count() as u64
