@@ -183,8 +183,14 @@ impl Position {
                 ELEPHANT_MOVES[s][leg_bits(&DIAG_NEIGHBOURS[s], occ)] & half & target,
             );
         }
-        let palace = if xiangqi { PALACE } else { ALL };
+        // Jieqi frees revealed advisors; a dark one (on d0/f0) still keeps to the palace.
+        let confined = if xiangqi { ALL } else { self.dark };
         for s in Squares(own & self.by_kind[PieceType::Advisor as usize]) {
+            let palace = if confined & (1u128 << s) != 0 {
+                PALACE
+            } else {
+                ALL
+            };
             push_targets(list, s, ADVISOR_MOVES[s] & palace & target);
         }
         let k = self.king_square(self.side).index();

@@ -502,6 +502,7 @@ impl Position {
             return self.parse_move(t).map_err(|e| match e {
                 super::MoveError::Syntax(s) => NotationError::Syntax(s),
                 super::MoveError::Illegal(s) => NotationError::NoMatch(s),
+                other => NotationError::Syntax(other.to_string()),
             });
         }
         if t.is_ascii() {

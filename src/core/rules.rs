@@ -1,7 +1,8 @@
 //! Game-end rulings in one place (Pikafish keeps them in `Position::rule_judge`):
-//! checkmate and stalemate lose for the side to move; 120 plies (Jieqi: 80 by default) without a
-//! capture draw; a repeated position is lost by a side that gave check on every one of its moves
-//! of the cycle (perpetual check) and drawn otherwise; no attacking pieces left is a draw.
+//! checkmate and stalemate lose for the side to move; 120 plies (Jieqi: 80 by default, 120 as an
+//! option in `JieqiRules`) without a capture draw; a repeated position is lost by a side that
+//! gave check on every one of its moves of the cycle (perpetual check) and drawn otherwise; no
+//! attacking pieces left is a draw.
 
 use super::position::{Position, Variant};
 use super::types::*;
@@ -101,7 +102,7 @@ impl Position {
     pub fn no_capture_limit(&self) -> u32 {
         match self.variant {
             Variant::Xiangqi => 120,
-            Variant::Jieqi => self.jieqi_no_capture_limit(),
+            Variant::Jieqi => self.jieqi.no_capture_limit as u32,
         }
     }
 

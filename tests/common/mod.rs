@@ -59,3 +59,5 @@ pub fn perft_cases() -> Vec<PerftCase> {
         })
         .collect()
 }
+
+pub mod jieqi_reference;
