@@ -60,4 +60,3 @@ pub fn perft_cases() -> Vec<PerftCase> {
         .collect()
 }
 
-pub mod jieqi_reference;
