@@ -188,13 +188,13 @@ fn stack_info(pos: &Position, sq: Square) -> Option<StackInfo> {
     let mut per_file = [0u8; 9];
     let mut ahead = 0u8;
     let mine = advancement(piece.color, sq);
-    for s in 0..90u8 {
-        if bb & (1u128 << s) != 0 {
-            let other = Square(s);
-            per_file[other.file() as usize] += 1;
-            if other.file() == sq.file() && advancement(piece.color, other) > mine {
-                ahead += 1;
-            }
+    let mut rest = bb;
+    while rest != 0 {
+        let other = Square(rest.trailing_zeros() as u8);
+        rest &= rest - 1;
+        per_file[other.file() as usize] += 1;
+        if other.file() == sq.file() && advancement(piece.color, other) > mine {
+            ahead += 1;
         }
     }
     Some(StackInfo {

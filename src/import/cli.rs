@@ -205,6 +205,12 @@ pub fn run(args: &ImportArgs) -> Result<()> {
             Ok(())
         })?;
         bar.finish_and_clear();
+    } else if !selection.quiet_only && selection.sample.is_none() {
+        // Nothing to filter: the count needs no positions.
+        positions = games
+            .iter()
+            .map(|g| (g.moves.len() + 1).saturating_sub(selection.skip_plies))
+            .sum();
     } else {
         positions = games
             .par_iter()
