@@ -48,6 +48,8 @@ pub struct ImportedGame {
     pub source: String,
     /// 1-based number of the game in its source.
     pub number: usize,
+    /// Line of the source where the game starts.
+    pub line: usize,
     pub tags: Vec<(String, String)>,
     /// The start position's FEN (from the `[FEN]` tag, normalised; the start position if absent).
     pub start_fen: String,
@@ -323,6 +325,7 @@ fn check_game_inner(
     Ok(ImportedGame {
         source: source.to_string(),
         number,
+        line: raw.line,
         tags: raw.tags,
         start_fen,
         moves,
