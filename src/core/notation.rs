@@ -14,7 +14,8 @@
 //! reader lenient about real-world records (a file number where 前/後 would be due is accepted
 //! when only one of the stacked pieces can make the move).
 //!
-//! Stacks of same-kind pieces on one file (the WXF "tandem" rules,
+//! Stacks of same-kind pieces on one file (advisors and elephants excepted: of two on a file one
+//! can only advance and the other only retreat, so the file names them; the WXF "tandem" rules,
 //! <http://www.wxf.org/xq/computer/wxf_notation.html>, and the Chinese convention used by
 //! XQBase and the CXA rules):
 //! - two: 前/後 (`R+`, `R-`);
@@ -188,13 +189,13 @@ fn stack_info(pos: &Position, sq: Square) -> Option<StackInfo> {
     let mut per_file = [0u8; 9];
     let mut ahead = 0u8;
     let mine = advancement(piece.color, sq);
-    for s in 0..90u8 {
-        if bb & (1u128 << s) != 0 {
-            let other = Square(s);
-            per_file[other.file() as usize] += 1;
-            if other.file() == sq.file() && advancement(piece.color, other) > mine {
-                ahead += 1;
-            }
+    let mut rest = bb;
+    while rest != 0 {
+        let other = Square(rest.trailing_zeros() as u8);
+        rest &= rest - 1;
+        per_file[other.file() as usize] += 1;
+        if other.file() == sq.file() && advancement(piece.color, other) > mine {
+            ahead += 1;
         }
     }
     Some(StackInfo {
@@ -527,7 +528,11 @@ impl Position {
         } else {
             fwd.unsigned_abs() as u8
         };
-        let info = stack_info(self, from).filter(|i| i.count >= 2);
+        // Two advisors or elephants on one file never need 前/後: one can only advance and the
+        // other only retreat (WXF: `A6+5`, not `A-+5`), so they are always named by their file.
+        let info = stack_info(self, from)
+            .filter(|i| i.count >= 2)
+            .filter(|_| !matches!(piece.kind, PieceType::Advisor | PieceType::Elephant));
         Some((piece.kind, piece.color, info, action, number))
     }
 
@@ -760,6 +765,19 @@ mod tests {
             pos.parse_any("車五平四"),
             Err(NotationError::Ambiguous { .. })
         ));
+    }
+
+    #[test]
+    fn stacked_advisors_are_named_by_their_file() {
+        // Red advisors on f0 and f2 (file 四): the direction tells them apart.
+        let pos = Position::from_fen("3k5/9/9/9/9/9/9/5A3/9/4KA3 w").unwrap();
+        let up = pos.parse_any("仕四進五").unwrap();
+        let down = pos.parse_any("仕四退五").unwrap();
+        assert_eq!((up.uci().as_str(), down.uci().as_str()), ("f0e1", "f2e1"));
+        assert_eq!(pos.to_chinese(up, ChineseStyle::default()), "仕四進五");
+        assert_eq!(pos.to_chinese(down, ChineseStyle::default()), "仕四退五");
+        assert_eq!(pos.to_wxf(down), "A4-5");
+        assert_eq!(pos.parse_any("前仕退五").unwrap(), down);
     }
 
     #[test]

@@ -142,7 +142,12 @@ pub fn run(args: &ImportArgs) -> Result<()> {
     let mut games: Vec<ImportedGame> = Vec::new();
     let mut skipped: Vec<SkippedGame> = Vec::new();
     for path in &args.files {
-        let report = read_games(path, encoding)?;
+        let spinner = ProgressBar::new_spinner();
+        spinner.set_message(format!("reading {}", path.display()));
+        spinner.enable_steady_tick(std::time::Duration::from_millis(200));
+        let report = read_games(path, encoding);
+        spinner.finish_and_clear();
+        let report = report?;
         println!(
             "{}: {} games read ({}{}), {} imported, {} skipped",
             report.source,
@@ -166,7 +171,7 @@ pub fn run(args: &ImportArgs) -> Result<()> {
         skipped.extend(unfinished.into_iter().map(|g| SkippedGame {
             source: g.source,
             number: g.number,
-            line: 0,
+            line: g.line,
             reason: super::SkipReason::NoResult,
         }));
     }
@@ -205,6 +210,12 @@ pub fn run(args: &ImportArgs) -> Result<()> {
             Ok(())
         })?;
         bar.finish_and_clear();
+    } else if !selection.quiet_only && selection.sample.is_none() {
+        // Nothing to filter: the count needs no positions.
+        positions = games
+            .iter()
+            .map(|g| (g.moves.len() + 1).saturating_sub(selection.skip_plies))
+            .sum();
     } else {
         positions = games
             .par_iter()

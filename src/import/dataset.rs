@@ -196,8 +196,12 @@ mod tests {
         let a = select_positions(&g, &s1);
         assert_eq!(a.len(), 3);
         assert_eq!(a, select_positions(&g, &s1));
-        // Quiet: after 車二進六 red's rook attacks nothing winnable, but positions in check or
-        // with a winning capture are dropped; every kept position must pass the test itself.
+        // Quiet positions: the cannon that takes the centre pawn (ply 3, black to move) hangs
+        // to the horse, so that position is not quiet; the start position is.
+        let pgn = "1. 炮二平五 馬８進７ 2. 炮五進四 馬７進５ 0-1";
+        let g = read_games_from_bytes(pgn.as_bytes(), "q.pgn", None)
+            .games
+            .remove(0);
         let quiet = select_positions(
             &g,
             &Selection {
@@ -205,7 +209,9 @@ mod tests {
                 ..Selection::default()
             },
         );
-        assert!(!quiet.is_empty());
+        let ids: Vec<&str> = quiet.iter().map(|q| q.id.as_str()).collect();
+        assert!(ids.contains(&"q.pgn#1:0"), "{ids:?}");
+        assert!(!ids.contains(&"q.pgn#1:3"), "{ids:?}");
         for q in &quiet {
             assert!(Position::from_fen(&q.fen).unwrap().is_quiet());
         }

@@ -48,6 +48,8 @@ pub struct ImportedGame {
     pub source: String,
     /// 1-based number of the game in its source.
     pub number: usize,
+    /// Line of the source where the game starts.
+    pub line: usize,
     pub tags: Vec<(String, String)>,
     /// The start position's FEN (from the `[FEN]` tag, normalised; the start position if absent).
     pub start_fen: String,
@@ -72,6 +74,16 @@ impl ImportedGame {
     /// A short identifier: `<file name>#<game number>`.
     pub fn id(&self) -> String {
         format!("{}#{}", file_name(&self.source), self.number)
+    }
+
+    /// The position after the first `plies` moves (after all of them if the game is shorter):
+    /// an opening suite takes the position at the end of each opening line, a bench its FEN.
+    pub fn position_after(&self, plies: usize) -> Position {
+        let mut pos = self.start_position();
+        for &m in self.moves.iter().take(plies) {
+            pos.make_move(m);
+        }
+        pos
     }
 
     /// The positions of the game: before each move, then after the last one.
@@ -323,6 +335,7 @@ fn check_game_inner(
     Ok(ImportedGame {
         source: source.to_string(),
         number,
+        line: raw.line,
         tags: raw.tags,
         start_fen,
         moves,
@@ -368,6 +381,12 @@ mod tests {
         assert_eq!(r.games[0].moves.len(), 3);
         assert_eq!(r.games[0].result, Some(GameResult::RedWins));
         assert_eq!(r.games[1].number, 3);
+        assert_eq!(
+            r.games[0].position_after(2).to_fen(),
+            "rnbakab1r/9/1c4nc1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR w - - 2 2"
+        );
+        assert_eq!(r.games[0].position_after(99).fullmove(), 2);
+        assert_eq!(r.games[0].positions().len(), 4);
         assert_eq!(r.games[1].result, None);
         assert_eq!(r.skipped.len(), 1);
         let s = &r.skipped[0];
