@@ -205,6 +205,20 @@ pub fn mate_in(score: i32) -> Option<i32> {
     }
 }
 
+/// `round(1000 * ln(i))` for i < 64 (index 0 unused).
+const LN_MILLI: [i64; 64] = [
+    0, 0, 693, 1099, 1386, 1609, 1792, 1946, 2079, 2197, 2303, 2398, 2485, 2565, 2639, 2708, 2773,
+    2833, 2890, 2944, 2996, 3045, 3091, 3135, 3178, 3219, 3258, 3296, 3332, 3367, 3401, 3434, 3466,
+    3497, 3526, 3555, 3584, 3611, 3638, 3664, 3689, 3714, 3738, 3761, 3784, 3807, 3829, 3850, 3871,
+    3892, 3912, 3932, 3951, 3970, 3989, 4007, 4025, 4043, 4060, 4078, 4094, 4111, 4127, 4143,
+];
+
+/// The static evaluation, kept clear of the mate range whatever the parameters say.
+#[inline(always)]
+fn static_eval(pos: &Position, eval: &EvalParams) -> i32 {
+    evaluate(pos, eval).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+}
+
 impl Searcher {
     pub fn new(eval: Arc<EvalParams>, params: Arc<SearchParams>, hash_mb: usize) -> Searcher {
         let mut s = Searcher {
@@ -230,13 +244,15 @@ impl Searcher {
     }
 
     /// Late-move reduction table, `base + ln(depth) * ln(move number) / divisor` plies
-    /// (the logarithmic formula of Stockfish and most engines after it).
+    /// (the logarithmic formula of Stockfish and most engines after it), in integer arithmetic
+    /// over a fixed table of logarithms so that every machine gets the same reductions.
     fn init_lmr(&mut self) {
-        let base = self.params.lmr_base as f64 / 100.0;
-        let div = (self.params.lmr_divisor as f64 / 100.0).max(0.5);
+        let base = self.params.lmr_base as i64;
+        let div = (self.params.lmr_divisor as i64).max(1);
         for d in 1..64 {
             for m in 1..64 {
-                self.lmr[d][m] = (base + (d as f64).ln() * (m as f64).ln() / div) as i32;
+                let hundredths = base + LN_MILLI[d] * LN_MILLI[m] / (100 * div);
+                self.lmr[d][m] = (hundredths / 100) as i32;
             }
         }
     }
@@ -472,7 +488,7 @@ impl Searcher {
                 return if in_check {
                     0
                 } else {
-                    evaluate(pos, &self.eval)
+                    static_eval(pos, &self.eval)
                 };
             }
             // Mate distance pruning: no line from here beats a mate already found nearer.
@@ -504,7 +520,7 @@ impl Searcher {
         } else if let Some(h) = hit {
             h.eval
         } else {
-            evaluate(pos, &self.eval)
+            static_eval(pos, &self.eval)
         };
         self.eval_stack[ply] = static_eval;
         let improving = !in_check && ply >= 2 && static_eval > self.eval_stack[ply - 2];
@@ -717,7 +733,7 @@ impl Searcher {
             return if in_check {
                 0
             } else {
-                evaluate(pos, &self.eval)
+                static_eval(pos, &self.eval)
             };
         }
         let pv_node = beta - alpha > 1;
@@ -744,7 +760,7 @@ impl Searcher {
         } else {
             let stand_pat = match hit {
                 Some(h) => h.eval,
-                None => evaluate(pos, &self.eval),
+                None => static_eval(pos, &self.eval),
             };
             if stand_pat >= beta {
                 if hit.is_none() {
