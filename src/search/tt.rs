@@ -51,6 +51,22 @@ pub struct TtHit {
     pub bound: Bound,
 }
 
+/// `n` empty clusters from zeroed memory: the allocator hands out fresh zero pages without
+/// writing them, so a searcher created per game (self-play) or per position (bench) pays only
+/// for the part of the table it touches.
+fn zeroed_clusters(n: usize) -> Vec<Cluster> {
+    let layout = std::alloc::Layout::array::<Cluster>(n).expect("table size fits in memory");
+    // SAFETY: `Cluster` is plain integers, for which all-zero bytes are a valid (empty) value;
+    // the pointer comes from the global allocator with `Cluster`'s layout and holds `n` of them.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout) as *mut Cluster;
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Vec::from_raw_parts(ptr, n, n)
+    }
+}
+
 pub struct TranspositionTable {
     clusters: Vec<Cluster>,
     generation: u8,
@@ -65,7 +81,7 @@ impl TranspositionTable {
     pub fn new(mb: usize) -> TranspositionTable {
         let n = (mb.max(1) * 1024 * 1024 / std::mem::size_of::<Cluster>()).max(1);
         TranspositionTable {
-            clusters: vec![Cluster::default(); n],
+            clusters: zeroed_clusters(n),
             generation: 0,
         }
     }
