@@ -21,7 +21,7 @@ pub use params::{DEFAULT_SEARCH_JSON, SearchParams, SearchParamsError};
 
 use crate::core::{Color, Move, PieceType, Position, Repetition};
 use crate::eval::{EvalParams, evaluate};
-use ordering::{Heuristics, ORDER_VALUE, ScoredMoves, piece_code};
+use ordering::{Heuristics, ORDER_VALUE, ScoredMoves, StagedMoves, piece_code};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -575,13 +575,8 @@ impl Searcher {
             depth -= 1;
         }
 
-        let moves = pos.legal_moves();
-        if moves.is_empty() {
-            // Checkmate and stalemate both lose in Xiangqi.
-            return -(MATE - ply as i32);
-        }
         let killers = self.heur.killers[ply];
-        let mut picker = ScoredMoves::new(pos, moves, tt_move, killers, &self.heur);
+        let mut picker = StagedMoves::new(pos, tt_move, killers);
         let mut best_score = -INF;
         let mut best_move = Move::NULL;
         let mut searched = 0i32;
@@ -589,7 +584,7 @@ impl Searcher {
         let mut n_quiets = 0usize;
         let us_code_of = |pos: &Position, m: Move| piece_code(pos, m.from().index());
 
-        while let Some((m, order)) = picker.next_move() {
+        while let Some((m, order)) = picker.next_move(pos, &self.heur) {
             let capture = pos.is_capture(m);
             let code = us_code_of(pos, m);
             let hist = if capture {
@@ -598,6 +593,7 @@ impl Searcher {
                 self.heur.history[code as usize][m.to().index()]
             };
             pos.make_move(m);
+            self.tt.prefetch(pos.key());
             let gives_check = pos.in_check();
             if !root && !in_check && !capture && !gives_check && best_score > -MATE_BOUND {
                 // Late move pruning: at low depth, quiet moves far down the list rarely
@@ -679,6 +675,10 @@ impl Searcher {
             }
         }
 
+        if picker.yielded == 0 {
+            // Checkmate and stalemate both lose in Xiangqi.
+            return -(MATE - ply as i32);
+        }
         if best_score >= beta && !pos.is_capture(best_move) {
             // The quiet move that cut off: killer, history bonus; the quiet moves tried before
             // it get a malus.
@@ -785,6 +785,7 @@ impl Searcher {
                 }
             }
             pos.make_move(m);
+            self.tt.prefetch(pos.key());
             let score = -self.qsearch(pos, -beta, -alpha, ply + 1);
             pos.unmake_move();
             if self.stopped {
