@@ -330,3 +330,56 @@ fn bad_params_flag_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/nonexistent/search.json"), "{err}");
 }
+
+#[test]
+fn bad_eval_params_flag_is_refused_without_subcommand() {
+    let out = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["--params", "/nonexistent/xiangqi.json"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/xiangqi.json"), "{err}");
+}
+
+#[test]
+fn skill_level_caps_the_depth() {
+    let mut s = Session::start(&[]);
+    s.send("setoption name Skill value easy");
+    s.send("position startpos");
+    s.send("go depth 10");
+    let out = s.until("bestmove");
+    let depths: Vec<&String> = out.iter().filter(|l| l.starts_with("info depth")).collect();
+    assert_eq!(depths.len(), 2, "easy searches two plies: {out:?}");
+    s.quit();
+}
+
+#[test]
+fn bench_prints_the_signature() {
+    let out = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["bench", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let nodes: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Nodes searched: "))
+        .expect("Nodes searched line")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(nodes > 0);
+    assert!(text.lines().any(|l| l.starts_with("Nodes/second: ")));
+    // Same signature on a second run.
+    let again = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["bench", "2"])
+        .output()
+        .unwrap();
+    let text2 = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        text2.contains(&format!("Nodes searched: {nodes}")),
+        "{text2}"
+    );
+}

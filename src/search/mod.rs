@@ -21,7 +21,7 @@ pub use params::{DEFAULT_SEARCH_JSON, SearchParams, SearchParamsError};
 
 use crate::core::{Color, Move, PieceType, Position, Repetition};
 use crate::eval::{EvalParams, evaluate};
-use ordering::{Heuristics, ORDER_VALUE, ScoredMoves, piece_code};
+use ordering::{Heuristics, ORDER_VALUE, ScoredMoves, StagedMoves, piece_code};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -205,6 +205,20 @@ pub fn mate_in(score: i32) -> Option<i32> {
     }
 }
 
+/// `round(1000 * ln(i))` for i < 64 (index 0 unused).
+const LN_MILLI: [i64; 64] = [
+    0, 0, 693, 1099, 1386, 1609, 1792, 1946, 2079, 2197, 2303, 2398, 2485, 2565, 2639, 2708, 2773,
+    2833, 2890, 2944, 2996, 3045, 3091, 3135, 3178, 3219, 3258, 3296, 3332, 3367, 3401, 3434, 3466,
+    3497, 3526, 3555, 3584, 3611, 3638, 3664, 3689, 3714, 3738, 3761, 3784, 3807, 3829, 3850, 3871,
+    3892, 3912, 3932, 3951, 3970, 3989, 4007, 4025, 4043, 4060, 4078, 4094, 4111, 4127, 4143,
+];
+
+/// The static evaluation, kept clear of the mate range whatever the parameters say.
+#[inline(always)]
+fn static_eval(pos: &Position, eval: &EvalParams) -> i32 {
+    evaluate(pos, eval).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+}
+
 impl Searcher {
     pub fn new(eval: Arc<EvalParams>, params: Arc<SearchParams>, hash_mb: usize) -> Searcher {
         let mut s = Searcher {
@@ -230,13 +244,15 @@ impl Searcher {
     }
 
     /// Late-move reduction table, `base + ln(depth) * ln(move number) / divisor` plies
-    /// (the logarithmic formula of Stockfish and most engines after it).
+    /// (the logarithmic formula of Stockfish and most engines after it), in integer arithmetic
+    /// over a fixed table of logarithms so that every machine gets the same reductions.
     fn init_lmr(&mut self) {
-        let base = self.params.lmr_base as f64 / 100.0;
-        let div = (self.params.lmr_divisor as f64 / 100.0).max(0.5);
+        let base = self.params.lmr_base as i64;
+        let div = (self.params.lmr_divisor as i64).max(1);
         for d in 1..64 {
             for m in 1..64 {
-                self.lmr[d][m] = (base + (d as f64).ln() * (m as f64).ln() / div) as i32;
+                let hundredths = base + LN_MILLI[d] * LN_MILLI[m] / (100 * div);
+                self.lmr[d][m] = (hundredths / 100) as i32;
             }
         }
     }
@@ -472,7 +488,7 @@ impl Searcher {
                 return if in_check {
                     0
                 } else {
-                    evaluate(pos, &self.eval)
+                    static_eval(pos, &self.eval)
                 };
             }
             // Mate distance pruning: no line from here beats a mate already found nearer.
@@ -504,7 +520,7 @@ impl Searcher {
         } else if let Some(h) = hit {
             h.eval
         } else {
-            evaluate(pos, &self.eval)
+            static_eval(pos, &self.eval)
         };
         self.eval_stack[ply] = static_eval;
         let improving = !in_check && ply >= 2 && static_eval > self.eval_stack[ply - 2];
@@ -559,13 +575,8 @@ impl Searcher {
             depth -= 1;
         }
 
-        let moves = pos.legal_moves();
-        if moves.is_empty() {
-            // Checkmate and stalemate both lose in Xiangqi.
-            return -(MATE - ply as i32);
-        }
         let killers = self.heur.killers[ply];
-        let mut picker = ScoredMoves::new(pos, moves, tt_move, killers, &self.heur);
+        let mut picker = StagedMoves::new(pos, tt_move, killers);
         let mut best_score = -INF;
         let mut best_move = Move::NULL;
         let mut searched = 0i32;
@@ -573,7 +584,7 @@ impl Searcher {
         let mut n_quiets = 0usize;
         let us_code_of = |pos: &Position, m: Move| piece_code(pos, m.from().index());
 
-        while let Some((m, order)) = picker.next_move() {
+        while let Some((m, order)) = picker.next_move(pos, &self.heur) {
             let capture = pos.is_capture(m);
             let code = us_code_of(pos, m);
             let hist = if capture {
@@ -582,6 +593,7 @@ impl Searcher {
                 self.heur.history[code as usize][m.to().index()]
             };
             pos.make_move(m);
+            self.tt.prefetch(pos.key());
             let gives_check = pos.in_check();
             if !root && !in_check && !capture && !gives_check && best_score > -MATE_BOUND {
                 // Late move pruning: at low depth, quiet moves far down the list rarely
@@ -663,6 +675,10 @@ impl Searcher {
             }
         }
 
+        if picker.yielded == 0 {
+            // Checkmate and stalemate both lose in Xiangqi.
+            return -(MATE - ply as i32);
+        }
         if best_score >= beta && !pos.is_capture(best_move) {
             // The quiet move that cut off: killer, history bonus; the quiet moves tried before
             // it get a malus.
@@ -717,7 +733,7 @@ impl Searcher {
             return if in_check {
                 0
             } else {
-                evaluate(pos, &self.eval)
+                static_eval(pos, &self.eval)
             };
         }
         let pv_node = beta - alpha > 1;
@@ -744,7 +760,7 @@ impl Searcher {
         } else {
             let stand_pat = match hit {
                 Some(h) => h.eval,
-                None => evaluate(pos, &self.eval),
+                None => static_eval(pos, &self.eval),
             };
             if stand_pat >= beta {
                 if hit.is_none() {
@@ -769,6 +785,7 @@ impl Searcher {
                 }
             }
             pos.make_move(m);
+            self.tt.prefetch(pos.key());
             let score = -self.qsearch(pos, -beta, -alpha, ply + 1);
             pos.unmake_move();
             if self.stopped {

@@ -11,7 +11,7 @@ use std::mem::MaybeUninit;
 /// Horse, Rook, Cannon, Pawn). Only their order matters, not the evaluation's scale.
 pub const ORDER_VALUE: [i32; 7] = [60, 2, 2, 4, 9, 5, 1];
 
-const TT_SCORE: i32 = 1 << 30;
+pub(crate) const TT_SCORE: i32 = 1 << 30;
 const CAPTURE_SCORE: i32 = 1 << 28;
 const KILLER_SCORE: i32 = 1 << 26;
 
@@ -76,6 +76,122 @@ pub fn mvv_lva(pos: &Position, m: Move) -> i32 {
         .map(|p| ORDER_VALUE[p.kind.index()])
         .unwrap_or(0);
     victim.unwrap_or(0) * 64 - attacker
+}
+
+/// Whether `m` (a move from the transposition table, possibly from another position after a
+/// key collision) is legal in `pos`, without generating the move list: the mover's own
+/// attack pattern, then the king-safety test of the move generator (`legal_slow`). Xiangqi
+/// only; Jieqi positions (dark pieces) take the slow path.
+pub fn is_legal_fast(pos: &Position, m: Move) -> bool {
+    use crate::core::PieceType;
+    use crate::core::attacks::*;
+    if m.is_null() || m.0 >> 14 != 0 {
+        return false;
+    }
+    let (from, to) = (m.from().index(), m.to().index());
+    if from >= 90 || to >= 90 || from == to {
+        return false;
+    }
+    if pos.dark() != 0 || pos.variant() != crate::core::Variant::Xiangqi {
+        return pos.is_legal(m);
+    }
+    let us = pos.side_to_move();
+    let Some(p) = pos.piece_at(m.from()) else {
+        return false;
+    };
+    let to_bb = 1u128 << to;
+    if p.color != us || pos.pieces(us) & to_bb != 0 {
+        return false;
+    }
+    let occ = pos.occupied();
+    let occ_rot = pos.occ_rot();
+    let u = us.index();
+    let targets = match p.kind {
+        PieceType::Rook => rook_attacks(from, occ, occ_rot),
+        PieceType::Cannon => {
+            let (slide, jump) = rook_and_cannon(from, occ, occ_rot);
+            (slide & !occ) | (jump & pos.pieces(us.flip()))
+        }
+        PieceType::Horse => HORSE_MOVES[from][leg_bits(&ORTHO_NEIGHBOURS[from], occ)],
+        PieceType::Pawn => PAWN_MOVES[u][from],
+        PieceType::Elephant => {
+            ELEPHANT_MOVES[from][leg_bits(&DIAG_NEIGHBOURS[from], occ)] & HALF[u]
+        }
+        PieceType::Advisor => ADVISOR_MOVES[from] & PALACE,
+        PieceType::King => KING_MOVES[from],
+    };
+    if targets & to_bb == 0 {
+        return false;
+    }
+    let from_bb = 1u128 << from;
+    let occ2 = (occ & !from_bb) | to_bb;
+    let rot2 = (occ_rot & !(1u128 << ROT_INDEX[from])) | (1u128 << ROT_INDEX[to]);
+    let ksq = pos.king_square(us).index();
+    let k = if from == ksq { to } else { ksq };
+    !pos.attacked_with(k, us.flip(), occ2, rot2, to_bb)
+}
+
+/// The main search's move source in two stages: the TT move alone (checked with
+/// [`is_legal_fast`]), and only if it does not cut off, all legal moves scored and picked
+/// best-first. A cut-off by the TT move, the common case, costs no move generation.
+pub struct StagedMoves {
+    tt_move: Move,
+    stage: u8,
+    list: Option<ScoredMoves>,
+    killers: [Move; 2],
+    /// Moves handed out so far (0 at the end means no legal move).
+    pub yielded: usize,
+}
+
+impl StagedMoves {
+    pub fn new(pos: &Position, tt_move: Move, killers: [Move; 2]) -> StagedMoves {
+        let tt_move = if is_legal_fast(pos, tt_move) {
+            tt_move
+        } else {
+            Move::NULL
+        };
+        StagedMoves {
+            tt_move,
+            stage: 0,
+            list: None,
+            killers,
+            yielded: 0,
+        }
+    }
+
+    #[inline]
+    pub fn next_move(&mut self, pos: &Position, heur: &Heuristics) -> Option<(Move, i32)> {
+        if self.stage == 0 {
+            self.stage = 1;
+            if !self.tt_move.is_null() {
+                self.yielded += 1;
+                return Some((self.tt_move, TT_SCORE));
+            }
+        }
+        if self.stage == 1 {
+            self.stage = 2;
+            // The TT move stays in the list (scored first, then skipped) so that the order
+            // of the others is exactly that of a single-stage picker.
+            self.list = Some(ScoredMoves::new(
+                pos,
+                pos.legal_moves(),
+                self.tt_move,
+                self.killers,
+                heur,
+            ));
+        }
+        let list = self.list.as_mut()?;
+        let mut r = list.next_move();
+        if let Some((m, _)) = r
+            && m == self.tt_move
+        {
+            r = list.next_move();
+        }
+        if r.is_some() {
+            self.yielded += 1;
+        }
+        r
+    }
 }
 
 /// A move list with scores, picked best-first.
@@ -171,4 +287,42 @@ impl ScoredMoves {
 
     /// Ordering score threshold above which a move is a killer (or better).
     pub const KILLER: i32 = KILLER_SCORE;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Square;
+    use rand::{Rng, SeedableRng};
+
+    /// The fast TT-move test agrees with the move generator on every (from, to) pair of
+    /// positions from random playouts (checks, pins, flying generals and cannon screens
+    /// included).
+    #[test]
+    fn fast_legality_matches_the_generator() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut checked = 0;
+        for _ in 0..40 {
+            let mut pos = Position::startpos();
+            for _ in 0..rng.gen_range(0..160) {
+                let legal = pos.legal_moves();
+                for from in 0..90u8 {
+                    for to in 0..90u8 {
+                        let m = Move::new(Square(from), Square(to));
+                        assert_eq!(is_legal_fast(&pos, m), legal.contains(m), "{m} in {pos:?}");
+                        checked += 1;
+                    }
+                }
+                if legal.is_empty() {
+                    break;
+                }
+                pos.make_move(legal[rng.gen_range(0..legal.len())]);
+            }
+        }
+        assert!(checked > 100_000);
+        assert!(!is_legal_fast(&Position::startpos(), Move::NULL));
+        let with_suffix =
+            Move::new(Square(1), Square(20)).with_reveal(crate::core::PieceType::Rook);
+        assert!(!is_legal_fast(&Position::startpos(), with_suffix));
+    }
 }

@@ -51,6 +51,22 @@ pub struct TtHit {
     pub bound: Bound,
 }
 
+/// `n` empty clusters from zeroed memory: the allocator hands out fresh zero pages without
+/// writing them, so a searcher created per game (self-play) or per position (bench) pays only
+/// for the part of the table it touches.
+fn zeroed_clusters(n: usize) -> Vec<Cluster> {
+    let layout = std::alloc::Layout::array::<Cluster>(n).expect("table size fits in memory");
+    // SAFETY: `Cluster` is plain integers, for which all-zero bytes are a valid (empty) value;
+    // the pointer comes from the global allocator with `Cluster`'s layout and holds `n` of them.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout) as *mut Cluster;
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Vec::from_raw_parts(ptr, n, n)
+    }
+}
+
 pub struct TranspositionTable {
     clusters: Vec<Cluster>,
     generation: u8,
@@ -65,7 +81,7 @@ impl TranspositionTable {
     pub fn new(mb: usize) -> TranspositionTable {
         let n = (mb.max(1) * 1024 * 1024 / std::mem::size_of::<Cluster>()).max(1);
         TranspositionTable {
-            clusters: vec![Cluster::default(); n],
+            clusters: zeroed_clusters(n),
             generation: 0,
         }
     }
@@ -106,6 +122,20 @@ impl TranspositionTable {
         } else {
             score
         }
+    }
+
+    /// Starts loading the cluster of `key` into the cache (called right after a move is made,
+    /// so the child's probe finds it there; Stockfish's `prefetch`).
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let p = self.clusters.as_ptr().wrapping_add(self.index(key)) as *const i8;
+            // SAFETY: prefetching is a hint and never faults; the pointer is inside the table.
+            unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
     }
 
     #[inline]
