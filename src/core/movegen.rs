@@ -144,6 +144,15 @@ impl MoveSink for MoveCounter {
     }
 }
 
+/// What one node's legal generation knows: pieces that need the full test, the targets open to
+/// the other pieces, all pseudo-legal targets, the king's square.
+struct LegalContext {
+    pinned: Bitboard,
+    free_target: Bitboard,
+    target: Bitboard,
+    ksq: usize,
+}
+
 impl Position {
     /// Pseudo-legal moves (own king may be left attacked) onto squares in `target`.
     #[inline(always)]
@@ -273,6 +282,28 @@ impl Position {
         (pinned, screens)
     }
 
+    /// Hands the legal moves among `targets` of the piece on `from` to `sink`: pieces that may
+    /// move freely hand over whole target sets, the others test each move.
+    #[inline(always)]
+    fn emit_legal<S: MoveSink>(
+        &self,
+        sink: &mut S,
+        legal: &LegalContext,
+        from: usize,
+        targets: Bitboard,
+    ) {
+        if legal.pinned & (1u128 << from) == 0 {
+            sink.add_targets(from, targets & legal.free_target);
+        } else {
+            for to in Squares(targets & legal.target) {
+                let m = Move(from as u32 | (to as u32) << 7);
+                if self.legal_slow(m, legal.ksq) {
+                    sink.add_move(m);
+                }
+            }
+        }
+    }
+
     /// Legal Xiangqi moves onto `target` (which excludes own pieces), handed to `sink`.
     /// `quiet_ok` allows cannon moves to empty squares.
     #[inline(always)]
@@ -291,42 +322,41 @@ impl Position {
             self.pins_and_screens(ksq)
         };
         let free_target = target & !screens;
-        // Pieces that may move freely hand over whole target sets; the others test each move.
-        let emit = |sink: &mut S, from: usize, targets: Bitboard| {
-            if pinned & (1u128 << from) == 0 {
-                sink.add_targets(from, targets & free_target);
-            } else {
-                for to in Squares(targets & target) {
-                    let m = Move(from as u32 | (to as u32) << 7);
-                    if self.legal_slow(m, ksq) {
-                        sink.add_move(m);
-                    }
-                }
-            }
+        let legal = LegalContext {
+            pinned,
+            free_target,
+            target,
+            ksq,
         };
         for s in Squares(own & self.by_kind[PieceType::Rook as usize]) {
-            emit(sink, s, rook_attacks(s, occ, occ_rot));
+            self.emit_legal(sink, &legal, s, rook_attacks(s, occ, occ_rot));
         }
         for s in Squares(own & self.by_kind[PieceType::Cannon as usize]) {
             let (slide, jump) = rook_and_cannon(s, occ, occ_rot);
             let quiet = if quiet_ok { slide & empty } else { 0 };
-            emit(sink, s, (jump & theirs) | quiet);
+            self.emit_legal(sink, &legal, s, (jump & theirs) | quiet);
         }
         for s in Squares(own & self.by_kind[PieceType::Horse as usize]) {
-            emit(sink, s, HORSE_MOVES[s][leg_bits(&ORTHO_NEIGHBOURS[s], occ)]);
+            self.emit_legal(
+                sink,
+                &legal,
+                s,
+                HORSE_MOVES[s][leg_bits(&ORTHO_NEIGHBOURS[s], occ)],
+            );
         }
         for s in Squares(own & self.by_kind[PieceType::Pawn as usize]) {
-            emit(sink, s, PAWN_MOVES[us][s]);
+            self.emit_legal(sink, &legal, s, PAWN_MOVES[us][s]);
         }
         for s in Squares(own & self.by_kind[PieceType::Elephant as usize]) {
-            emit(
+            self.emit_legal(
                 sink,
+                &legal,
                 s,
                 ELEPHANT_MOVES[s][leg_bits(&DIAG_NEIGHBOURS[s], occ)] & HALF[us],
             );
         }
         for s in Squares(own & self.by_kind[PieceType::Advisor as usize]) {
-            emit(sink, s, ADVISOR_MOVES[s] & PALACE);
+            self.emit_legal(sink, &legal, s, ADVISOR_MOVES[s] & PALACE);
         }
         for to in Squares(KING_MOVES[ksq] & target) {
             let m = Move(ksq as u32 | (to as u32) << 7);
