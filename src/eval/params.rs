@@ -545,7 +545,12 @@ impl EvalParams {
         let root: Value = serde_json::from_str(text).map_err(|e| ParamsError::Json {
             line: e.line(),
             column: e.column(),
-            message: e.to_string(),
+            message: {
+                // serde_json appends the position, which the error already names.
+                let m = e.to_string();
+                let suffix = format!(" at line {} column {}", e.line(), e.column());
+                m.strip_suffix(&suffix).unwrap_or(&m).to_string()
+            },
         })?;
         parse(&root)
     }
