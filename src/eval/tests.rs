@@ -479,7 +479,7 @@ fn bad_bounds_and_types_are_named() {
         "\"variant\": \"jieqi\"",
     ));
     assert!(
-        matches!(&e, ParamsError::WrongVariant(v) if v == "jieqi"),
+        matches!(&e, ParamsError::WrongVariant { found, .. } if found == "jieqi"),
         "{e:?}"
     );
     let e = EvalParams::load(std::path::Path::new("/nonexistent/xq.json")).expect_err("no file");
