@@ -1,7 +1,7 @@
 //! Command line: clap subcommands. With no subcommand the engine speaks UCI.
 
-use crate::core::{Position, perft};
-use anyhow::{Context, Result, bail};
+use crate::core::{Position, Variant, perft};
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use std::time::Instant;
 
@@ -14,6 +14,9 @@ use std::time::Instant;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Without a subcommand: the engine's parameter files for UCI mode.
+    #[command(flatten)]
+    pub uci: crate::uci::UciArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -23,15 +26,29 @@ pub enum Command {
         /// Depth in plies (1-12).
         #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..=12))]
         depth: u32,
-        /// Start position (default: the Xiangqi start).
+        /// Start position (default: the start of the variant). A Jieqi FEN
+        /// (`<board> <side> <pool> <halfmove> <fullmove>`) is recognised by its pool field.
         #[arg(long)]
         fen: Option<String>,
+        /// xiangqi or jieqi: the start position without --fen, and how to read a FEN whose
+        /// layout cannot tell (a Xiangqi FEN read as jieqi is bright Jieqi).
+        #[arg(long)]
+        variant: Option<Variant>,
         /// Print one line per root move with its node count.
         #[arg(long)]
         divide: bool,
     },
     /// Score a position with the static evaluation (`--trace`: term by term).
     Eval(crate::eval::EvalArgs),
+    /// Import PGN games (Chinese, WXF or coordinate notation; UTF-8, GBK or Big5) into a
+    /// labelled dataset.
+    Import(crate::import::ImportArgs),
+    /// Speak UCI (or UCCI when the first command is `ucci`) on stdin/stdout.
+    Uci(crate::uci::UciArgs),
+    /// Search the fixed bench positions to a fixed depth; prints `Nodes searched: N`.
+    Bench(crate::bench::BenchArgs),
+    /// Play engine A against engine B: parallel games, opening pairs, Elo, SPRT, records.
+    Match(Box<crate::play::MatchArgs>),
 }
 
 pub fn main() -> i32 {
@@ -54,22 +71,34 @@ pub fn main() -> i32 {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        None => bail!("no subcommand given (UCI mode comes with the engine)"),
-        Some(Command::Perft { depth, fen, divide }) => run_perft(depth, fen.as_deref(), divide),
+        None => crate::uci::run_with_args(&cli.uci),
+        Some(Command::Uci(args)) => crate::uci::run_with_args(&args),
+        Some(Command::Bench(args)) => crate::bench::run_cli(&args),
+        Some(Command::Perft {
+            depth,
+            fen,
+            variant,
+            divide,
+        }) => run_perft(depth, fen.as_deref(), variant, divide),
         Some(Command::Eval(args)) => crate::eval::run_cli(&args),
+        Some(Command::Import(args)) => crate::import::cli::run(&args),
+        Some(Command::Match(args)) => crate::play::run_cli(&args),
     }
 }
 
-fn run_perft(depth: u32, fen: Option<&str>, divide: bool) -> Result<()> {
-    let mut pos = match fen {
-        Some(f) => Position::from_fen(f).with_context(|| format!("invalid FEN '{f}'"))?,
-        None => Position::startpos(),
+fn run_perft(depth: u32, fen: Option<&str>, variant: Option<Variant>, divide: bool) -> Result<()> {
+    let mut pos = match (fen, variant) {
+        (Some(f), None) => Position::from_fen(f).with_context(|| format!("invalid FEN '{f}'"))?,
+        (Some(f), Some(v)) => {
+            Position::from_fen_variant(f, v).with_context(|| format!("invalid {v} FEN '{f}'"))?
+        }
+        (None, v) => Position::startpos_of(v.unwrap_or_default()),
     };
     let start = Instant::now();
     let nodes = if divide {
         let mut total = 0;
         for (m, n) in perft::divide(&mut pos, depth) {
-            println!("{m}: {n}");
+            println!("{}: {n}", pos.move_text(m));
             total += n;
         }
         total

@@ -4,8 +4,11 @@
 //! `core` holds the rules and depends on nothing above it; `eval` scores positions from the
 //! parameters in `params/`; `search` finds moves; `play` runs matches; `tune` improves params.
 
+pub mod bench;
 pub mod cli;
 pub mod core;
 pub mod eval;
+pub mod import;
 pub mod play;
 pub mod search;
+pub mod uci;

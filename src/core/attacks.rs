@@ -407,6 +407,49 @@ pub static PAWN_ATTACKERS: [[Bitboard; 90]; 2] = {
     t
 };
 
+/// `BETWEEN[a][b]`: the squares strictly between `a` and `b` when they share a rank or file,
+/// else empty. Legal move generation counts the pieces between the king and an enemy rook,
+/// cannon or king with it (Stockfish's `BetweenBB`; here a cannon needs exactly one screen).
+pub static BETWEEN: [[Bitboard; 90]; 90] = {
+    let mut t = [[0u128; 90]; 90];
+    let mut a = 0;
+    while a < 90 {
+        let (fa, ra) = ((a % 9) as i32, (a / 9) as i32);
+        let mut b = 0;
+        while b < 90 {
+            let (fb, rb) = ((b % 9) as i32, (b / 9) as i32);
+            if a != b && (fa == fb || ra == rb) {
+                let (df, dr) = ((fb - fa).signum(), (rb - ra).signum());
+                let (mut f, mut r) = (fa + df, ra + dr);
+                while f != fb || r != rb {
+                    t[a][b] |= bit(sq(f, r));
+                    f += df;
+                    r += dr;
+                }
+            }
+            b += 1;
+        }
+        a += 1;
+    }
+    t
+};
+
+/// `HORSE_VIA_LEG[s][i]`: squares from which a horse attacks `s` through the leg
+/// `DIAG_NEIGHBOURS[s][i]` (a piece on that leg shields `s` from those horses).
+pub static HORSE_VIA_LEG: [[Bitboard; 4]; 90] = {
+    let mut t = [[0u128; 4]; 90];
+    let mut s = 0;
+    while s < 90 {
+        let mut i = 0;
+        while i < 4 {
+            t[s][i] = HORSE_ATTACKERS[s][0] & !HORSE_ATTACKERS[s][1 << i];
+            i += 1;
+        }
+        s += 1;
+    }
+    t
+};
+
 /// Squares an advisor of `color` can ever stand on in Xiangqi (the five palace points).
 pub const ADVISOR_SQUARES: [Bitboard; 2] = {
     let mut t = [0u128; 2];

@@ -43,8 +43,43 @@ pub enum FenError {
     },
     #[error("the side not to move ({0:?}) is in check")]
     SideNotToMoveInCheck(Color),
-    #[error("{0}")]
-    Jieqi(String),
+    #[error("dark pieces (X/x) need a Jieqi FEN: <board> <side> <pool> <halfmove> <fullmove>")]
+    DarkNeedsPool,
+    #[error("{color:?} dark piece on {square} is not on one of {color:?}'s starting squares")]
+    DarkOffHome { color: Color, square: Square },
+    #[error("bad pool field '{field}': {why}")]
+    PoolSyntax { field: String, why: String },
+    #[error("{color:?} has {dark} dark pieces on the board but only {pool} in its pool")]
+    PoolTooSmall { color: Color, pool: u32, dark: u32 },
+    #[error("too many {color:?} {kind}s: {revealed} face up + {pool} in the pool (at most {max})")]
+    TooManyJieqi {
+        color: Color,
+        kind: &'static str,
+        revealed: u32,
+        pool: u32,
+        max: u32,
+    },
+    #[error("hidden field '{field}' has {found} entries for {expected} dark pieces")]
+    HiddenLength {
+        field: String,
+        expected: usize,
+        found: usize,
+    },
+    #[error("hidden field: '{letter}' for the dark piece on {square}: {why}")]
+    HiddenBad {
+        letter: char,
+        square: Square,
+        why: &'static str,
+    },
+    #[error("hidden field names {hidden} {color:?} {kind}(s) but the pool holds only {pool}")]
+    HiddenNotInPool {
+        color: Color,
+        kind: &'static str,
+        hidden: u32,
+        pool: u32,
+    },
+    #[error("a {0} FEN cannot describe this position: {1}")]
+    VariantMismatch(Variant, &'static str),
 }
 
 /// A parsed but not yet validated position.
@@ -56,6 +91,10 @@ pub struct Setup {
     pub side: Color,
     pub rule60: u32,
     pub fullmove: u32,
+    /// Jieqi pool field (`None`: the FEN had the Xiangqi layout).
+    pub pool: Option<[[u8; 7]; 2]>,
+    /// Jieqi hidden field: the true kind of the dark piece on a square, if given.
+    pub hidden: [Option<PieceType>; 90],
 }
 
 /// Pieces by square, and the colour of each dark (face-down) piece.
@@ -118,8 +157,62 @@ pub(crate) fn parse_number(field: &'static str, s: &str) -> Result<u32, FenError
         })
 }
 
+/// Whether the fields have the Jieqi layout `<board> <side> <pool> <halfmove> <fullmove>
+/// [<hidden>]`: a third field other than `-`, or `-` followed by a number (a Xiangqi FEN has
+/// `- -` there).
+fn is_jieqi_layout(fields: &[&str]) -> bool {
+    match fields.get(2) {
+        None => false,
+        Some(&"-") => fields.get(3).is_some_and(|f| *f != "-"),
+        Some(_) => true,
+    }
+}
+
+/// Reads the hidden field against the dark pieces of `dark` (board order: ranks 9 to 0, files
+/// a to i).
+fn parse_hidden(
+    field: &str,
+    dark: &[Option<Color>; 90],
+) -> Result<[Option<PieceType>; 90], FenError> {
+    let squares: Vec<usize> = (0..10)
+        .rev()
+        .flat_map(|r| (0..9).map(move |f| r * 9 + f))
+        .filter(|&s| dark[s].is_some())
+        .collect();
+    let letters: Vec<char> = field.chars().collect();
+    if letters.len() != squares.len() {
+        return Err(FenError::HiddenLength {
+            field: field.to_string(),
+            expected: squares.len(),
+            found: letters.len(),
+        });
+    }
+    let mut hidden = [None; 90];
+    for (&s, &c) in squares.iter().zip(&letters) {
+        if c == '?' {
+            continue;
+        }
+        let square = Square(s as u8);
+        let bad = |why| FenError::HiddenBad {
+            letter: c,
+            square,
+            why,
+        };
+        let p = Piece::from_letter(c).ok_or_else(|| bad("not a piece letter or '?'"))?;
+        if p.kind == PieceType::King {
+            return Err(bad("a king is never dark"));
+        }
+        if Some(p.color) != dark[s] {
+            return Err(bad("the letter's case gives the other colour"));
+        }
+        hidden[s] = Some(p.kind);
+    }
+    Ok(hidden)
+}
+
 impl Setup {
-    /// Parses a Xiangqi FEN: board, side, then optional `-` `-` halfmove fullmove.
+    /// Parses a FEN of either layout: Xiangqi (board, side, then optional `-` `-` halfmove
+    /// fullmove) or Jieqi (board, side, pool, halfmove, fullmove, optional hidden field).
     pub fn parse(fen: &str) -> Result<Setup, FenError> {
         let fields: Vec<&str> = fen.split_whitespace().collect();
         if fields.is_empty() {
@@ -127,6 +220,9 @@ impl Setup {
         }
         if fields.len() > 6 {
             return Err(FenError::TooManyFields(fields[6..].join(" ")));
+        }
+        if is_jieqi_layout(&fields) {
+            return Setup::parse_jieqi(&fields);
         }
         let (board, dark) = parse_board(fields[0])?;
         let side = match fields.get(1) {
@@ -148,15 +244,172 @@ impl Setup {
             side,
             rule60,
             fullmove,
+            pool: None,
+            hidden: [None; 90],
         })
     }
 
-    /// Checks that the setup is a legal Xiangqi position and builds it.
+    fn parse_jieqi(fields: &[&str]) -> Result<Setup, FenError> {
+        let (board, dark) = parse_board(fields[0])?;
+        let side = parse_side(fields[1])?;
+        let pool = super::jieqi::parse_pool(fields[2])?;
+        let rule60 = match fields.get(3) {
+            Some(s) => parse_number("halfmove clock", s)?,
+            None => 0,
+        };
+        let fullmove = match fields.get(4) {
+            Some(s) => parse_number("fullmove number", s)?.max(1),
+            None => 1,
+        };
+        let hidden = match fields.get(5) {
+            Some(f) => parse_hidden(f, &dark)?,
+            None => [None; 90],
+        };
+        Ok(Setup {
+            board,
+            dark,
+            side,
+            rule60,
+            fullmove,
+            pool: Some(pool),
+            hidden,
+        })
+    }
+
+    /// Validates the setup as the variant its FEN layout says (a pool field means Jieqi).
     pub fn into_position(self) -> Result<Position, FenError> {
+        if self.pool.is_some() {
+            self.into_jieqi()
+        } else {
+            self.into_xiangqi()
+        }
+    }
+
+    /// Validates the setup as `variant`: a Xiangqi-layout FEN read as Jieqi is bright Jieqi
+    /// (empty pools); a Jieqi-layout FEN read as Xiangqi must have no dark pieces and an empty
+    /// pool.
+    pub fn into_position_as(mut self, variant: Variant) -> Result<Position, FenError> {
+        match variant {
+            Variant::Jieqi => {
+                self.pool.get_or_insert([[0; 7]; 2]);
+                self.into_jieqi()
+            }
+            Variant::Xiangqi => {
+                if self.dark.iter().any(|d| d.is_some()) {
+                    return Err(FenError::VariantMismatch(
+                        Variant::Xiangqi,
+                        "it has dark pieces",
+                    ));
+                }
+                if self.pool.is_some_and(|p| p != [[0; 7]; 2]) {
+                    return Err(FenError::VariantMismatch(
+                        Variant::Xiangqi,
+                        "it has a hidden pool",
+                    ));
+                }
+                self.into_xiangqi()
+            }
+        }
+    }
+
+    /// Checks that the setup is a legal Jieqi position and builds it: kings in their palaces,
+    /// dark pieces on their own colour's starting squares, pools large enough for the dark
+    /// pieces and within the initial set, hidden identities drawn from the pool. Revealed
+    /// advisors, elephants and pawns may stand anywhere: a dark piece can reveal as any kind on
+    /// any square its home kind reaches (a rook sliding along the back rank can turn out a
+    /// pawn), and Jieqi advisors and elephants are free to roam.
+    fn into_jieqi(self) -> Result<Position, FenError> {
+        let pool = self.pool.unwrap_or([[0; 7]; 2]);
+        let mut revealed = [[0u32; 7]; 2];
+        let mut dark_count = [0u32; 2];
+        let mut hidden_count = [[0u32; 7]; 2];
+        for s in 0..90 {
+            let sq = Square(s as u8);
+            if let Some(color) = self.dark[s] {
+                if super::jieqi::dark_home_kind(color, s).is_none() {
+                    return Err(FenError::DarkOffHome { color, square: sq });
+                }
+                dark_count[color.index()] += 1;
+                if let Some(k) = self.hidden[s] {
+                    hidden_count[color.index()][k.index()] += 1;
+                }
+            }
+            let Some(p) = self.board[s] else { continue };
+            revealed[p.color.index()][p.kind.index()] += 1;
+            if p.kind == PieceType::King && OWN_PALACE[p.color.index()] & sq.bb() == 0 {
+                return Err(FenError::KingOutsidePalace {
+                    color: p.color,
+                    square: sq,
+                });
+            }
+        }
+        for color in Color::ALL {
+            let c = color.index();
+            if revealed[c][0] == 0 {
+                return Err(FenError::MissingKing(color));
+            }
+            for kind in PieceType::ALL {
+                let (r, p) = (revealed[c][kind.index()], pool[c][kind.index()] as u32);
+                if r + p > kind.initial_count() {
+                    return Err(FenError::TooManyJieqi {
+                        color,
+                        kind: kind.name(),
+                        revealed: r,
+                        pool: p,
+                        max: kind.initial_count(),
+                    });
+                }
+                let h = hidden_count[c][kind.index()];
+                if h > p {
+                    return Err(FenError::HiddenNotInPool {
+                        color,
+                        kind: kind.name(),
+                        hidden: h,
+                        pool: p,
+                    });
+                }
+            }
+            let total: u32 = pool[c].iter().map(|&n| n as u32).sum();
+            if total < dark_count[c] {
+                return Err(FenError::PoolTooSmall {
+                    color,
+                    pool: total,
+                    dark: dark_count[c],
+                });
+            }
+        }
+        let mut pos = Position::empty(Variant::Jieqi);
+        for s in 0..90 {
+            if let Some(p) = self.board[s] {
+                pos.put_piece(s, p.code());
+            } else if let Some(color) = self.dark[s] {
+                let kind = super::jieqi::dark_home_kind(color, s).expect("checked above");
+                pos.put_piece(s, Piece::new(color, kind).code());
+                pos.dark |= 1u128 << s;
+                pos.hidden[s] = self.hidden[s].map_or(0, |k| k as u8 + 1);
+            }
+        }
+        pos.pool = pool;
+        self.finish(pos)
+    }
+
+    /// Side, counters, key and the check tests shared by both variants.
+    fn finish(self, mut pos: Position) -> Result<Position, FenError> {
+        pos.side = self.side;
+        pos.rule60 = self.rule60.min(u16::MAX as u32) as u16;
+        pos.fullmove = self.fullmove.min(u16::MAX as u32) as u16;
+        pos.key = pos.compute_key();
+        if pos.king_attacked(self.side.flip()) {
+            return Err(FenError::SideNotToMoveInCheck(self.side.flip()));
+        }
+        pos.in_check = pos.king_attacked(self.side);
+        Ok(pos)
+    }
+
+    /// Checks that the setup is a legal Xiangqi position and builds it.
+    fn into_xiangqi(self) -> Result<Position, FenError> {
         if self.dark.iter().any(|d| d.is_some()) {
-            return Err(FenError::Jieqi(
-                "dark pieces (X/x) need a Jieqi FEN with a pool field".into(),
-            ));
+            return Err(FenError::DarkNeedsPool);
         }
         let mut counts = [[0u32; 7]; 2];
         for (s, p) in self.board.iter().enumerate() {
@@ -210,15 +463,7 @@ impl Setup {
                 pos.put_piece(s, p.code());
             }
         }
-        pos.side = self.side;
-        pos.rule60 = self.rule60.min(u16::MAX as u32) as u16;
-        pos.fullmove = self.fullmove.min(u16::MAX as u32) as u16;
-        pos.key = pos.compute_key();
-        if pos.king_attacked(self.side.flip()) {
-            return Err(FenError::SideNotToMoveInCheck(self.side.flip()));
-        }
-        pos.in_check = pos.king_attacked(self.side);
-        Ok(pos)
+        self.finish(pos)
     }
 }
 
@@ -255,21 +500,47 @@ pub(crate) fn board_field(pos: &Position) -> String {
 }
 
 impl Position {
-    /// Reads a Xiangqi FEN (Pikafish's convention). Never panics: any input string either gives
-    /// a legal position or an error naming the problem.
+    /// Reads a FEN, Xiangqi (Pikafish's convention, `<board> <side> - - <halfmove> <fullmove>`)
+    /// or Jieqi (`<board> <side> <pool> <halfmove> <fullmove> [<hidden>]`, RULES.md); the
+    /// layout decides the variant. Never panics: any input string either gives a legal position
+    /// or an error naming the problem.
     pub fn from_fen(fen: &str) -> Result<Position, FenError> {
         Setup::parse(fen)?.into_position()
     }
 
-    /// Writes the FEN; `from_fen(to_fen())` gives back the same position.
+    /// Reads a FEN of either layout as `variant` (a fully revealed position cannot tell):
+    /// a Xiangqi FEN read as Jieqi gives bright Jieqi.
+    pub fn from_fen_variant(fen: &str, variant: Variant) -> Result<Position, FenError> {
+        Setup::parse(fen)?.into_position_as(variant)
+    }
+
+    /// Writes the FEN in the layout of the position's variant, with the hidden field when some
+    /// dark piece's identity is recorded; `from_fen(to_fen())` gives back the same position.
     pub fn to_fen(&self) -> String {
         let side = if self.side == Color::Red { 'w' } else { 'b' };
-        format!(
-            "{} {} - - {} {}",
-            board_field(self),
-            side,
-            self.rule60,
-            self.fullmove
-        )
+        match self.variant {
+            Variant::Xiangqi => format!(
+                "{} {} - - {} {}",
+                board_field(self),
+                side,
+                self.rule60,
+                self.fullmove
+            ),
+            Variant::Jieqi => {
+                let mut s = format!(
+                    "{} {} {} {} {}",
+                    board_field(self),
+                    side,
+                    super::jieqi::pool_field(&self.pool),
+                    self.rule60,
+                    self.fullmove
+                );
+                if let Some(h) = super::jieqi::hidden_field(self) {
+                    s.push(' ');
+                    s.push_str(&h);
+                }
+                s
+            }
+        }
     }
 }

@@ -1,10 +1,19 @@
 //! Legal move generation.
 //!
-//! Pseudo-legal moves come from the attack tables; a move is then legal unless it leaves the
-//! own king attacked. Most moves cannot change any attack on the king at all: only a move from
-//! or to the king's rank, file or diagonal neighbourhood (horse legs), a king move, or any move
-//! while in check can. Those few are tested by re-running the attack query on the changed
-//! occupancy; all others are accepted at once.
+//! Pseudo-legal targets come from the attack tables. In Xiangqi, when the side to move is not in
+//! check, legality is settled per node rather than per move (the pin approach of Stockfish's
+//! `blockers_for_king`, extended to the Xiangqi line pieces): a move can only expose the own king
+//! by emptying a square that shields it, or by filling a square that turns an enemy cannon's
+//! open line into a check. So the node computes
+//! - `pinned`: own pieces whose leaving would expose the king: the only piece between the king and
+//!   an enemy rook or king, either of the two pieces between the king and an enemy cannon, a
+//!   piece on the leg of an enemy horse aimed at the king;
+//! - `screens`: empty squares between the king and an enemy cannon with nothing between them.
+//!
+//! Every other piece's targets outside `screens` are legal as they come, and perft's last ply
+//! counts them by popcount without making or even listing them. Pinned pieces, king moves,
+//! positions in check and Jieqi positions (whose revealed advisors and elephants attack too) go
+//! through the full test: re-run the attack query on the changed occupancy.
 
 use super::attacks::*;
 use super::position::{Position, Variant};
@@ -102,6 +111,39 @@ fn push_targets(list: &mut MoveList, from: usize, targets: Bitboard) {
     }
 }
 
+/// Where generated legal moves go: a list, or just a count (perft's last ply).
+trait MoveSink {
+    /// All of `targets` are legal destinations from `from`.
+    fn add_targets(&mut self, from: usize, targets: Bitboard);
+    fn add_move(&mut self, m: Move);
+}
+
+impl MoveSink for MoveList {
+    #[inline(always)]
+    fn add_targets(&mut self, from: usize, targets: Bitboard) {
+        push_targets(self, from, targets);
+    }
+
+    #[inline(always)]
+    fn add_move(&mut self, m: Move) {
+        self.push(m);
+    }
+}
+
+struct MoveCounter(u32);
+
+impl MoveSink for MoveCounter {
+    #[inline(always)]
+    fn add_targets(&mut self, _from: usize, targets: Bitboard) {
+        self.0 += popcount(targets);
+    }
+
+    #[inline(always)]
+    fn add_move(&mut self, _m: Move) {
+        self.0 += 1;
+    }
+}
+
 impl Position {
     /// Pseudo-legal moves (own king may be left attacked) onto squares in `target`.
     #[inline(always)]
@@ -141,8 +183,14 @@ impl Position {
                 ELEPHANT_MOVES[s][leg_bits(&DIAG_NEIGHBOURS[s], occ)] & half & target,
             );
         }
-        let palace = if xiangqi { PALACE } else { ALL };
+        // Jieqi frees revealed advisors; a dark one (on d0/f0) still keeps to the palace.
+        let confined = if xiangqi { ALL } else { self.dark };
         for s in Squares(own & self.by_kind[PieceType::Advisor as usize]) {
+            let palace = if confined & (1u128 << s) != 0 {
+                PALACE
+            } else {
+                ALL
+            };
             push_targets(list, s, ADVISOR_MOVES[s] & palace & target);
         }
         let k = self.king_square(self.side).index();
@@ -183,40 +231,155 @@ impl Position {
         }
     }
 
+    /// Own pieces that may not leave their square freely, and empty squares no own piece may
+    /// enter, for the side to move (not in check) in Xiangqi. See the module comment.
+    #[inline(always)]
+    fn pins_and_screens(&self, ksq: usize) -> (Bitboard, Bitboard) {
+        let us = self.side.index();
+        let own = self.by_color[us];
+        let theirs = self.by_color[us ^ 1];
+        let occ = self.occupied();
+        let cannons = self.by_kind[PieceType::Cannon as usize];
+        let lines = RANK_MASK[ksq / 9] | FILE_MASK[ksq % 9];
+        let liners = lines
+            & theirs
+            & (self.by_kind[PieceType::Rook as usize]
+                | self.by_kind[PieceType::King as usize]
+                | cannons);
+        let mut pinned = 0;
+        let mut screens = 0;
+        for s in Squares(liners) {
+            let between = BETWEEN[ksq][s];
+            let blockers = between & occ;
+            if cannons & (1u128 << s) != 0 {
+                match popcount(blockers) {
+                    0 => screens |= between,
+                    2 => pinned |= blockers & own,
+                    _ => {}
+                }
+            } else if popcount(blockers) == 1 {
+                pinned |= blockers & own;
+            }
+        }
+        let horses = theirs & self.by_kind[PieceType::Horse as usize];
+        if HORSE_ATTACKERS[ksq][0] & horses != 0 {
+            for i in 0..4 {
+                let leg = DIAG_NEIGHBOURS[ksq][i];
+                if own & (1u128 << leg) != 0 && HORSE_VIA_LEG[ksq][i] & horses != 0 {
+                    pinned |= 1u128 << leg;
+                }
+            }
+        }
+        (pinned, screens)
+    }
+
+    /// Legal Xiangqi moves onto `target` (which excludes own pieces), handed to `sink`.
+    /// `quiet_ok` allows cannon moves to empty squares.
+    #[inline(always)]
+    fn generate_legal<S: MoveSink>(&self, sink: &mut S, target: Bitboard, quiet_ok: bool) {
+        let us = self.side.index();
+        let own = self.by_color[us];
+        let occ = self.occupied();
+        let occ_rot = self.occ_rot;
+        let theirs = self.by_color[us ^ 1];
+        let empty = !occ & ALL;
+        let target = target & !own & ALL;
+        let ksq = self.king_square(self.side).index();
+        let (pinned, screens) = if self.in_check {
+            (ALL, 0)
+        } else {
+            self.pins_and_screens(ksq)
+        };
+        let free_target = target & !screens;
+        // Pieces that may move freely hand over whole target sets; the others test each move.
+        let emit = |sink: &mut S, from: usize, targets: Bitboard| {
+            if pinned & (1u128 << from) == 0 {
+                sink.add_targets(from, targets & free_target);
+            } else {
+                for to in Squares(targets & target) {
+                    let m = Move(from as u32 | (to as u32) << 7);
+                    if self.legal_slow(m, ksq) {
+                        sink.add_move(m);
+                    }
+                }
+            }
+        };
+        for s in Squares(own & self.by_kind[PieceType::Rook as usize]) {
+            emit(sink, s, rook_attacks(s, occ, occ_rot));
+        }
+        for s in Squares(own & self.by_kind[PieceType::Cannon as usize]) {
+            let (slide, jump) = rook_and_cannon(s, occ, occ_rot);
+            let quiet = if quiet_ok { slide & empty } else { 0 };
+            emit(sink, s, (jump & theirs) | quiet);
+        }
+        for s in Squares(own & self.by_kind[PieceType::Horse as usize]) {
+            emit(sink, s, HORSE_MOVES[s][leg_bits(&ORTHO_NEIGHBOURS[s], occ)]);
+        }
+        for s in Squares(own & self.by_kind[PieceType::Pawn as usize]) {
+            emit(sink, s, PAWN_MOVES[us][s]);
+        }
+        for s in Squares(own & self.by_kind[PieceType::Elephant as usize]) {
+            emit(
+                sink,
+                s,
+                ELEPHANT_MOVES[s][leg_bits(&DIAG_NEIGHBOURS[s], occ)] & HALF[us],
+            );
+        }
+        for s in Squares(own & self.by_kind[PieceType::Advisor as usize]) {
+            emit(sink, s, ADVISOR_MOVES[s] & PALACE);
+        }
+        for to in Squares(KING_MOVES[ksq] & target) {
+            let m = Move(ksq as u32 | (to as u32) << 7);
+            if self.legal_slow(m, ksq) {
+                sink.add_move(m);
+            }
+        }
+    }
+
+    /// Legal moves onto `target` in any variant.
+    #[inline(always)]
+    fn legal_onto(&self, target: Bitboard, quiet_ok: bool) -> MoveList {
+        let mut list = MoveList::new();
+        if self.variant == Variant::Xiangqi {
+            self.generate_legal(&mut list, target, quiet_ok);
+        } else {
+            self.generate_pseudo(&mut list, target, quiet_ok);
+            self.filter_legal(&mut list, 0);
+        }
+        list
+    }
+
     /// All legal moves. For Jieqi dark movers the move carries no reveal yet: the caller (search
     /// chance node, arbiter, perft) decides the revealed kind.
     pub fn legal_moves(&self) -> MoveList {
-        let mut list = MoveList::new();
-        self.generate_pseudo(&mut list, ALL, true);
-        self.filter_legal(&mut list, 0);
-        list
+        self.legal_onto(ALL, true)
     }
 
     /// Legal captures only (quiescence search).
     pub fn legal_captures(&self) -> MoveList {
-        let mut list = MoveList::new();
-        self.generate_pseudo(&mut list, self.by_color[self.side.flip().index()], false);
-        self.filter_legal(&mut list, 0);
-        list
+        self.legal_onto(self.by_color[self.side.flip().index()], false)
     }
 
     /// Legal non-captures only.
     pub fn legal_quiets(&self) -> MoveList {
-        let mut list = MoveList::new();
-        self.generate_pseudo(&mut list, !self.occupied() & ALL, true);
-        self.filter_legal(&mut list, 0);
-        list
+        self.legal_onto(!self.occupied() & ALL, true)
     }
 
-    /// Number of legal moves (perft's bulk count).
+    /// Number of legal moves (perft's bulk count), without listing them in Xiangqi.
     #[inline]
     pub fn count_legal(&self) -> usize {
-        self.legal_moves().len()
+        if self.variant == Variant::Xiangqi {
+            let mut counter = MoveCounter(0);
+            self.generate_legal(&mut counter, ALL, true);
+            counter.0 as usize
+        } else {
+            self.legal_moves().len()
+        }
     }
 
     /// Whether the side to move has at least one legal move.
     pub fn has_legal_move(&self) -> bool {
-        !self.legal_moves().is_empty()
+        self.count_legal() != 0
     }
 
     /// Whether `m` (by squares) is legal here. Jieqi suffixes are ignored.

@@ -12,10 +12,10 @@ pub fn perft(pos: &mut Position, depth: u32) -> u64 {
     if pos.dark() != 0 {
         return super::jieqi::perft_jieqi(pos, depth);
     }
-    let moves = pos.legal_moves();
     if depth == 1 {
-        return moves.len() as u64;
+        return pos.count_legal() as u64;
     }
+    let moves = pos.legal_moves();
     let mut nodes = 0;
     for &m in moves.iter() {
         pos.make_move(m);

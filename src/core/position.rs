@@ -25,6 +25,8 @@ pub struct State {
     pub captured: u8,
     /// Whether the captured piece was dark (Jieqi).
     pub captured_dark: bool,
+    /// Whether the mover was dark (Jieqi): unmake turns it face-down again.
+    pub moved_dark: bool,
     /// Key, no-capture counter and check flag of the position *before* `mv`.
     pub key: u64,
     pub rule60: u16,
@@ -47,8 +49,12 @@ pub struct Position {
     pub(crate) dark: Bitboard,
     /// Jieqi: `pool[color][kind]`, identities not yet revealed to the viewer.
     pub(crate) pool: [[u8; 7]; 2],
-    /// Jieqi (arbiter/tests only): true kind + 1 of each dark piece, 0 when unknown.
+    /// Jieqi (arbiter/tests only): true kind + 1 of each dark piece, 0 when unknown. Meaningful
+    /// only on squares in `dark`; make/unmake never touch it (a stale entry under a revealed or
+    /// empty square is ignored), so unmake restores it for free.
     pub(crate) hidden: [u8; 90],
+    /// Jieqi rule options (no-capture limit, capture-reveal rule).
+    pub(crate) jieqi: super::jieqi::JieqiRules,
     pub(crate) history: Vec<State>,
 }
 
@@ -71,6 +77,7 @@ impl Position {
             dark: 0,
             pool: [[0; 7]; 2],
             hidden: [0; 90],
+            jieqi: super::jieqi::JieqiRules::default(),
             history: Vec::with_capacity(256),
         }
     }
@@ -252,8 +259,13 @@ impl Position {
             return true;
         }
         if self.variant == Variant::Jieqi {
-            // Revealed Jieqi advisors and elephants roam freely and can attack a king.
-            if ADVISOR_MOVES[sq] & theirs & self.by_kind[PieceType::Advisor as usize] != 0 {
+            // Revealed Jieqi advisors and elephants roam freely and can attack a king. A dark
+            // advisor stays in its palace; a dark elephant cannot leave its half from home.
+            let mut advisors = theirs & self.by_kind[PieceType::Advisor as usize];
+            if PALACE & (1u128 << sq) == 0 {
+                advisors &= !self.dark;
+            }
+            if ADVISOR_MOVES[sq] & advisors != 0 {
                 return true;
             }
             if ELEPHANT_MOVES[sq][leg_bits(&DIAG_NEIGHBOURS[sq], occ)]
@@ -287,11 +299,20 @@ impl Position {
         let code = self.board[from];
         let captured = self.board[to];
         let to_bb = 1u128 << to;
+        let from_bb = 1u128 << from;
         let captured_dark = self.dark & to_bb != 0;
+        let moved_dark = self.dark & from_bb != 0;
+        // Jieqi suffixes are kept only where they apply, so that unmake can trust them.
+        let m = if moved_dark || captured_dark {
+            super::jieqi::normalize_move(self, m)
+        } else {
+            m.squares()
+        };
         self.history.push(State {
             mv: m,
             captured,
             captured_dark,
+            moved_dark,
             key: self.key,
             rule60: self.rule60,
             in_check: self.in_check,
@@ -303,6 +324,10 @@ impl Position {
             if captured_dark {
                 self.dark &= !to_bb;
                 key ^= KEYS.dark[us.flip().index()][to];
+                if let Some(kind) = m.captured_reveal() {
+                    // The viewer learns the identity: it leaves the victim's pool.
+                    key ^= self.pool_step(us.flip(), kind, -1);
+                }
             } else {
                 key ^= KEYS.piece[captured as usize][to];
             }
@@ -311,20 +336,14 @@ impl Position {
             self.rule60 += 1;
         }
         self.remove_piece(from, code);
-        let from_bb = 1u128 << from;
         let mut new_code = code;
-        if self.dark & from_bb != 0 {
+        if moved_dark {
             self.dark &= !from_bb;
             key ^= KEYS.dark[us.index()][from];
-            let kind = m
-                .reveal()
-                .unwrap_or(PieceType::from_index(((code - 1) % 7) as usize));
+            // `normalize_move` guarantees a reveal drawn from the mover's pool.
+            let kind = m.reveal().unwrap_or(PieceType::King);
             new_code = Piece::new(us, kind).code();
-            let n = &mut self.pool[us.index()][kind.index()];
-            key ^= KEYS.pool[us.index()][kind.index()][(*n).min(5) as usize];
-            *n = n.saturating_sub(1);
-            key ^= KEYS.pool[us.index()][kind.index()][(*n).min(5) as usize];
-            self.hidden[from] = 0;
+            key ^= self.pool_step(us, kind, -1);
         } else {
             key ^= KEYS.piece[code as usize][from];
         }
@@ -357,14 +376,14 @@ impl Position {
         let to = st.mv.to().index();
         let moved = self.board[to];
         self.remove_piece(to, moved);
-        if let Some(kind) = st.mv.reveal() {
-            // The mover was dark: it goes back face-down, moving as its home square's kind,
-            // and its identity returns to the pool.
-            let _ = kind;
+        if st.moved_dark {
+            // The mover goes back face-down, moving as its home square's kind, and its
+            // identity returns to the pool.
+            if let Some(kind) = st.mv.reveal() {
+                self.pool[us.index()][kind.index()] += 1;
+            }
             let home =
                 super::jieqi::home_kind(us, from).expect("dark mover stands on a home square");
-            self.pool[us.index()][kind.index()] += 1;
-            self.hidden[from] = kind as u8 + 1;
             self.put_piece(from, Piece::new(us, home).code());
             self.dark |= 1u128 << from;
         } else {
@@ -374,6 +393,9 @@ impl Position {
             self.put_piece(to, st.captured);
             if st.captured_dark {
                 self.dark |= 1u128 << to;
+                if let Some(kind) = st.mv.captured_reveal() {
+                    self.pool[us.flip().index()][kind.index()] += 1;
+                }
             }
         }
         self.key = st.key;
@@ -387,6 +409,7 @@ impl Position {
             mv: Move::NULL,
             captured: 0,
             captured_dark: false,
+            moved_dark: false,
             key: self.key,
             rule60: self.rule60,
             in_check: self.in_check,
@@ -448,6 +471,7 @@ impl Position {
             dark: self.dark,
             pool: self.pool,
             hidden: self.hidden,
+            jieqi: self.jieqi,
             history: Vec::new(),
         }
     }

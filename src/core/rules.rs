@@ -1,7 +1,8 @@
 //! Game-end rulings in one place (Pikafish keeps them in `Position::rule_judge`):
-//! checkmate and stalemate lose for the side to move; 120 plies (Jieqi: 80 by default) without a
-//! capture draw; a repeated position is lost by a side that gave check on every one of its moves
-//! of the cycle (perpetual check) and drawn otherwise; no attacking pieces left is a draw.
+//! checkmate and stalemate lose for the side to move; 120 plies (Jieqi: 80 by default, 120 as an
+//! option in `JieqiRules`) without a capture draw; a repeated position is lost by a side that
+//! gave check on every one of its moves of the cycle (perpetual check) and drawn otherwise; no
+//! attacking pieces left is a draw.
 
 use super::position::{Position, Variant};
 use super::types::*;
@@ -101,7 +102,7 @@ impl Position {
     pub fn no_capture_limit(&self) -> u32 {
         match self.variant {
             Variant::Xiangqi => 120,
-            Variant::Jieqi => self.jieqi_no_capture_limit(),
+            Variant::Jieqi => self.jieqi.no_capture_limit as u32,
         }
     }
 
@@ -218,5 +219,210 @@ impl Position {
             });
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pos(fen: &str) -> Position {
+        Position::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"))
+    }
+
+    fn play(p: &mut Position, moves: &[&str]) {
+        for mv in moves {
+            let m = p
+                .parse_move(mv)
+                .unwrap_or_else(|e| panic!("{mv} in {}: {e}", p.to_fen()));
+            p.make_move(m);
+        }
+    }
+
+    #[test]
+    fn start_position_is_not_over() {
+        assert_eq!(Position::startpos().outcome(), None);
+    }
+
+    #[test]
+    fn checkmate_loses_for_the_side_to_move() {
+        // Black king e9 in check from the rook on a9, the rook on a8 guards rank 8.
+        let p = pos("R3k4/R8/9/9/9/9/9/9/9/3K5 b - - 0 1");
+        assert!(p.in_check());
+        assert!(p.legal_moves().is_empty());
+        assert_eq!(
+            p.outcome(),
+            Some(Outcome {
+                result: GameResult::RedWins,
+                reason: Reason::Checkmate
+            })
+        );
+        // The same with red mated: flying general covers d-file, rook and cannon the rest.
+        let p = pos("3k5/9/9/9/9/9/9/9/r8/r3K4 w - - 0 1");
+        assert_eq!(
+            p.outcome(),
+            Some(Outcome {
+                result: GameResult::BlackWins,
+                reason: Reason::Checkmate
+            })
+        );
+    }
+
+    #[test]
+    fn stalemate_loses_for_the_side_to_move() {
+        // Black king e9 is not in check but every square is covered: d9 by the facing red king,
+        // f9 by the rook on f1, rank 8 by the rook on a8.
+        let p = pos("4k4/R8/9/9/9/9/9/9/5R3/3K5 b - - 0 1");
+        assert!(!p.in_check());
+        assert!(p.legal_moves().is_empty());
+        assert_eq!(
+            p.outcome(),
+            Some(Outcome {
+                result: GameResult::RedWins,
+                reason: Reason::Stalemate
+            })
+        );
+    }
+
+    #[test]
+    fn no_capture_limit_draws_at_120_plies() {
+        let mut p = pos("4k4/9/9/9/9/9/9/9/R8/3K5 w - - 119 80");
+        assert_eq!(p.outcome(), None);
+        play(&mut p, &["a1a2"]);
+        assert_eq!(p.rule60(), 120);
+        assert_eq!(
+            p.outcome(),
+            Some(Outcome {
+                result: GameResult::Draw,
+                reason: Reason::NoCaptureLimit
+            })
+        );
+        // A capture resets the counter.
+        let mut p = pos("4k4/9/9/9/9/9/9/9/R3r4/3K5 w - - 119 80");
+        play(&mut p, &["a1e1"]);
+        assert_eq!(p.rule60(), 0);
+        assert_eq!(p.outcome(), None);
+    }
+
+    #[test]
+    fn checkmate_on_the_120th_ply_is_still_a_win() {
+        // Mate takes precedence over the no-capture draw, as in Pikafish's rule_judge order.
+        let mut p = pos("4k4/R8/9/9/9/9/9/9/1R7/3K5 w - - 119 80");
+        play(&mut p, &["b1b9"]);
+        assert_eq!(p.outcome().map(|o| o.reason), Some(Reason::Checkmate));
+    }
+
+    /// Red checks with the rook on every move, black only moves its king back and forth: after
+    /// the third occurrence of the same position the checker (red) loses.
+    #[test]
+    fn perpetual_check_loses_for_the_checker() {
+        let mut p = pos("4k4/9/9/9/9/9/9/9/R8/3K5 w - - 0 1");
+        let cycle = ["a1a9", "e9e8", "a9a8", "e8e9", "a8a9"];
+        play(&mut p, &cycle[..1]);
+        // Occurrences of the position after a1a9: now (1), after one cycle (2), two cycles (3).
+        for n in 1..=2 {
+            assert_eq!(p.outcome(), None, "ended after {n} occurrences");
+            play(&mut p, &cycle[1..]);
+            if n == 1 {
+                assert_eq!(p.repetition(2), Some(Repetition::Win));
+            }
+        }
+        assert!(p.in_check());
+        assert_eq!(
+            p.outcome(),
+            Some(Outcome {
+                result: GameResult::BlackWins,
+                reason: Reason::PerpetualCheck
+            })
+        );
+        // Seen from the checker's side after its next move the verdict is a loss.
+        let mut q = p.clone();
+        play(&mut q, &["e9e8"]);
+        assert_eq!(q.repetition(3), Some(Repetition::Loss));
+        assert_eq!(
+            q.outcome(),
+            Some(Outcome {
+                result: GameResult::BlackWins,
+                reason: Reason::PerpetualCheck
+            })
+        );
+    }
+
+    #[test]
+    fn plain_repetition_draws() {
+        let mut p = pos("4k4/9/9/9/9/9/9/9/R8/3K5 w - - 0 1");
+        let cycle = ["a1a2", "e9e8", "a2a1", "e8e9"];
+        play(&mut p, &cycle);
+        assert_eq!(p.outcome(), None);
+        assert_eq!(p.repetition(2), Some(Repetition::Draw));
+        play(&mut p, &cycle);
+        assert_eq!(
+            p.outcome(),
+            Some(Outcome {
+                result: GameResult::Draw,
+                reason: Reason::Repetition
+            })
+        );
+    }
+
+    #[test]
+    fn checking_on_only_some_moves_of_the_cycle_draws() {
+        // Red checks on every other move only (a9 checks, a1 does not): no perpetual check.
+        let mut p = pos("4k4/9/9/9/9/9/9/9/R8/3K5 w - - 0 1");
+        let cycle = ["a1a9", "e9e8", "a9a1", "e8e9"];
+        play(&mut p, &cycle);
+        play(&mut p, &cycle);
+        assert_eq!(
+            p.outcome(),
+            Some(Outcome {
+                result: GameResult::Draw,
+                reason: Reason::Repetition
+            })
+        );
+    }
+
+    #[test]
+    fn repetition_needs_the_no_capture_window() {
+        // A repetition across a capture is no repetition: the counter limits the look-back.
+        let mut p = pos("4k4/9/9/9/9/9/9/9/R8/3K5 w - - 0 1");
+        play(&mut p, &["a1a2", "e9e8", "a2a1", "e8e9"]);
+        assert_eq!(p.repetition(2), Some(Repetition::Draw));
+        p.clear_history();
+        assert_eq!(p.repetition(2), None);
+        p.make_null();
+        play(&mut p, &["e9e8"]);
+        p.make_null();
+        play(&mut p, &["e8e9"]);
+        assert_eq!(p.repetition(2), None, "no repetition across a null move");
+    }
+
+    #[test]
+    fn insufficient_material_draws() {
+        for fen in [
+            "4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1",
+            "3ak4/4a4/4b4/9/9/9/9/4B4/4A4/3AK4 w - - 0 1",
+        ] {
+            let p = pos(fen);
+            assert!(p.insufficient_material(), "{fen}");
+            assert_eq!(
+                p.outcome(),
+                Some(Outcome {
+                    result: GameResult::Draw,
+                    reason: Reason::InsufficientMaterial
+                }),
+                "{fen}"
+            );
+        }
+        for fen in [
+            "4k4/9/9/9/9/P8/9/9/9/3K5 w - - 0 1",
+            "4k4/9/9/9/9/9/9/9/9/3K1C3 w - - 0 1",
+            "4k4/9/9/9/9/9/9/9/9/3K1N3 w - - 0 1",
+            "4k4/9/9/9/9/9/9/9/9/3K1R3 w - - 0 1",
+            "4k4/9/9/9/9/9/9/9/9/3K3p1 w - - 0 1",
+        ] {
+            let p = pos(fen);
+            assert!(!p.insufficient_material(), "{fen}");
+            assert_eq!(p.outcome(), None, "{fen}");
+        }
     }
 }

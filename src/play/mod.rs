@@ -1,10 +1,32 @@
-//! Self-play matches. INTERFACE STUB: sequential games from the start position, no statistics.
-//! The public types and `run_match` signature are what the tuners call; keep them (add fields).
+//! Self-play matches: the referee ([`game`]), the parallel runner ([`runner`]), opening suites
+//! ([`openings`]), statistics as cutechess and fishtest compute them ([`stats`]), PGN records
+//! ([`pgn`]) and external UCI/UCCI engines ([`external`]).
+//!
+//! The tuners call [`run_match`] in-process (no files, no CLI); `xqtune match` ([`run_cli`])
+//! adds external engines, a progress bar and records under `results/`.
 
-use crate::core::{Color, GameResult, Position};
+pub mod external;
+pub mod game;
+pub mod openings;
+pub mod pgn;
+pub mod runner;
+pub mod stats;
+
+pub use external::{ExternalConfig, Protocol};
+pub use game::{
+    Adjudication, DrawAdjudication, GameRecord, ResignAdjudication, Termination, TimeControl,
+};
+pub use openings::{Opening, OpeningError, default_openings, load_openings, parse_openings};
+pub use runner::{Engine, MatchError, MatchProgress, MatchReport, run_match_with_progress};
+pub use stats::{MatchResult, SprtConfig, SprtStatus, SprtVerdict};
+
+use crate::core::Variant;
 use crate::eval::EvalParams;
-use crate::search::{SearchLimits, SearchParams, Searcher};
+use crate::search::SearchParams;
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 /// One side of a match: this engine with a parameter set.
 #[derive(Clone, Debug)]
@@ -14,15 +36,34 @@ pub struct EngineConfig {
     pub search: Arc<SearchParams>,
 }
 
+/// How a match is played. `Default` gives 2 games at 5,000 nodes per move on all cores from the
+/// default opening suite.
 #[derive(Clone, Debug)]
 pub struct MatchConfig {
-    /// Number of games (played in pairs with colours swapped).
+    /// Number of games (played in pairs with colours swapped; an odd last game is unpaired).
     pub games: usize,
     pub nodes: Option<u64>,
     pub depth: Option<u32>,
+    /// Games played at once; 0 means one per core.
     pub concurrency: usize,
+    /// Chooses the opening order (and, for Jieqi, the deals).
     pub seed: u64,
+    /// Engine plies after the opening before the game is drawn.
     pub max_plies: usize,
+    pub tc: Option<TimeControl>,
+    pub movetime_ms: Option<u64>,
+    /// `None`: the default suite (`datasets/openings.txt`).
+    pub openings: Option<Arc<Vec<Opening>>>,
+    pub variant: Variant,
+    pub adjudication: Adjudication,
+    /// Stop as soon as this test decides.
+    pub sprt: Option<SprtConfig>,
+    /// Transposition table per in-process searcher.
+    pub hash_mb: usize,
+    /// Grace over the clock before a time forfeit (ms).
+    pub time_margin_ms: u64,
+    /// When set (e.g. by Ctrl-C), no new game starts; the finished ones are reported.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Default for MatchConfig {
@@ -31,65 +72,548 @@ impl Default for MatchConfig {
             games: 2,
             nodes: Some(5000),
             depth: None,
-            concurrency: 1,
+            concurrency: 0,
             seed: 1,
             max_plies: 400,
+            tc: None,
+            movetime_ms: None,
+            openings: None,
+            variant: Variant::Xiangqi,
+            adjudication: Adjudication::default(),
+            sprt: None,
+            hash_mb: 16,
+            time_margin_ms: 100,
+            stop: None,
         }
     }
 }
 
-/// Counts from engine A's point of view.
-#[derive(Clone, Debug, Default)]
-pub struct MatchResult {
-    pub wins: u32,
-    pub draws: u32,
-    pub losses: u32,
-    /// Game pairs by A's total score 0, 0.5, 1, 1.5, 2.
-    pub pentanomial: [u32; 5],
-}
-
-impl MatchResult {
-    pub fn games(&self) -> u32 {
-        self.wins + self.draws + self.losses
-    }
-
-    pub fn score(&self) -> f64 {
-        (self.wins as f64 + 0.5 * self.draws as f64) / self.games().max(1) as f64
-    }
-}
-
-/// Plays `cfg.games` games of `a` against `b`.
+/// Plays `cfg.games` games of `a` against `b` in-process and returns A's counts.
+///
+/// Panics only on a configuration the in-process runner cannot play (no limit per move, an
+/// empty suite, Jieqi before the rules core can deal); [`try_run_match`] returns those as
+/// errors.
 pub fn run_match(a: &EngineConfig, b: &EngineConfig, cfg: &MatchConfig) -> MatchResult {
-    let mut r = MatchResult::default();
-    let limits = SearchLimits {
-        nodes: cfg.nodes,
-        depth: cfg.depth,
-        ..Default::default()
-    };
-    for g in 0..cfg.games {
-        let a_color = if g % 2 == 0 { Color::Red } else { Color::Black };
-        let mut sa = Searcher::new(a.eval.clone(), a.search.clone(), 16);
-        let mut sb = Searcher::new(b.eval.clone(), b.search.clone(), 16);
-        let mut pos = Position::startpos();
-        let mut result = GameResult::Draw;
-        for _ in 0..cfg.max_plies {
-            if let Some(o) = pos.outcome() {
-                result = o.result;
-                break;
-            }
-            let s = if pos.side_to_move() == a_color {
-                &mut sa
-            } else {
-                &mut sb
-            };
-            let m = s.search(&pos, &limits, &mut |_| {}).best_move;
-            pos.make_move(m);
-        }
-        match result.score_for(a_color) {
-            x if x > 0.75 => r.wins += 1,
-            x if x < 0.25 => r.losses += 1,
-            _ => r.draws += 1,
-        }
+    match try_run_match(a, b, cfg) {
+        Ok(r) => r,
+        Err(e) => panic!("run_match: {e}"),
     }
-    r
+}
+
+/// [`run_match`] with errors.
+pub fn try_run_match(
+    a: &EngineConfig,
+    b: &EngineConfig,
+    cfg: &MatchConfig,
+) -> Result<MatchResult, MatchError> {
+    let a = Engine::Internal(a.clone());
+    let b = Engine::Internal(b.clone());
+    Ok(run_match_with_progress(&a, &b, cfg, &|_| {})?.result)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+
+/// `xqtune match`: engine A against engine B.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MatchArgs {
+    /// Engine A's evaluation params file (default: the embedded params).
+    #[arg(long)]
+    pub a: Option<PathBuf>,
+    /// Engine B's evaluation params file (default: the embedded params).
+    #[arg(long)]
+    pub b: Option<PathBuf>,
+    /// Engine B plays with material values only (the baseline of the engine's measurements).
+    #[arg(long)]
+    pub b_material_only: bool,
+    /// Engine A is an external program (command line) instead of this engine.
+    #[arg(long)]
+    pub a_cmd: Option<String>,
+    /// Engine B is an external program (command line) instead of this engine.
+    #[arg(long)]
+    pub b_cmd: Option<String>,
+    /// Option for external engine A, `Name=Value` (repeatable).
+    #[arg(long = "a-option")]
+    pub a_option: Vec<String>,
+    /// Option for external engine B, `Name=Value` (repeatable).
+    #[arg(long = "b-option")]
+    pub b_option: Vec<String>,
+    /// Protocol of external engine A: uci (Pikafish ranks 0-9) or ucci.
+    #[arg(long, default_value = "uci")]
+    pub a_proto: Protocol,
+    /// Protocol of external engine B: uci or ucci.
+    #[arg(long, default_value = "uci")]
+    pub b_proto: Protocol,
+    /// Display name of A (default: file stem, program name, or "A").
+    #[arg(long)]
+    pub a_name: Option<String>,
+    /// Display name of B.
+    #[arg(long)]
+    pub b_name: Option<String>,
+    /// Number of games (pairs of games with colours swapped).
+    #[arg(long, default_value_t = 100)]
+    pub games: usize,
+    /// Nodes per move (the default limit when no other is given: 5000).
+    #[arg(long)]
+    pub nodes: Option<u64>,
+    /// Depth per move.
+    #[arg(long)]
+    pub depth: Option<u32>,
+    /// Time control `base+inc` in seconds, e.g. `10+0.1`.
+    #[arg(long)]
+    pub tc: Option<String>,
+    /// Fixed time per move in ms.
+    #[arg(long)]
+    pub movetime: Option<u64>,
+    /// Games played at once (default: all cores).
+    #[arg(long, default_value_t = 0)]
+    pub concurrency: usize,
+    /// Seed of the opening order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Opening suite file (default: datasets/openings.txt, embedded).
+    #[arg(long)]
+    pub openings: Option<PathBuf>,
+    /// Name of the run (results/<timestamp>_match_<name>/).
+    #[arg(long, default_value = "match")]
+    pub name: String,
+    /// Sequential test, e.g. `elo0=0,elo1=5,alpha=0.05,beta=0.05`; stops the match on a decision.
+    #[arg(long)]
+    pub sprt: Option<String>,
+    /// Engine plies after the opening before the game is drawn.
+    #[arg(long, default_value_t = 400)]
+    pub max_plies: usize,
+    /// xiangqi or jieqi.
+    #[arg(long, default_value = "xiangqi")]
+    pub variant: String,
+    /// Draw adjudication `movenumber=40,movecount=8,score=10` (off by default).
+    #[arg(long)]
+    pub draw_adjudication: Option<String>,
+    /// Resign adjudication `movecount=3,score=600` (off by default).
+    #[arg(long)]
+    pub resign_adjudication: Option<String>,
+    /// Transposition table per in-process searcher, MB.
+    #[arg(long, default_value_t = 16)]
+    pub hash: usize,
+    /// Grace over the clock before a time forfeit, ms.
+    #[arg(long, default_value_t = 100)]
+    pub time_margin: u64,
+    /// Folder for the run folders.
+    #[arg(long, default_value = "results")]
+    pub out_dir: PathBuf,
+    /// Do not write a run folder.
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+fn parse_kv(text: &str, what: &str, keys: &[&str]) -> Result<Vec<f64>> {
+    let mut out = vec![None; keys.len()];
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .with_context(|| format!("{what}: '{part}' is not key=value"))?;
+        let i = keys
+            .iter()
+            .position(|&x| x == k.trim())
+            .with_context(|| format!("{what}: unknown key '{k}' (expected {})", keys.join(", ")))?;
+        out[i] = Some(
+            v.trim()
+                .parse::<f64>()
+                .with_context(|| format!("{what}: '{v}' is not a number"))?,
+        );
+    }
+    out.iter()
+        .zip(keys)
+        .map(|(v, k)| v.with_context(|| format!("{what}: missing '{k}'")))
+        .collect()
+}
+
+fn load_eval(path: Option<&Path>) -> Result<Arc<EvalParams>> {
+    Ok(Arc::new(match path {
+        Some(p) => {
+            EvalParams::load(p).with_context(|| format!("loading params {}", p.display()))?
+        }
+        None => EvalParams::default(),
+    }))
+}
+
+fn build_engine(
+    params: Option<&Path>,
+    cmd: Option<&str>,
+    options: &[String],
+    proto: Protocol,
+    name: Option<&str>,
+    fallback: &str,
+    material_only: bool,
+) -> Result<Engine> {
+    if let Some(cmd) = cmd {
+        if params.is_some() {
+            bail!("engine {fallback}: give either a params file or a command, not both");
+        }
+        let default_name = cmd
+            .split_whitespace()
+            .next()
+            .and_then(|p| Path::new(p).file_name())
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| fallback.to_string());
+        let name = name.map(str::to_string).unwrap_or(default_name);
+        let c = ExternalConfig::from_command(&name, cmd, proto, options)
+            .with_context(|| format!("engine {fallback}"))?;
+        return Ok(Engine::External(c));
+    }
+    if !options.is_empty() {
+        bail!(
+            "engine {fallback}: --{}-option is for external engines (--{}-cmd)",
+            fallback.to_lowercase(),
+            fallback.to_lowercase()
+        );
+    }
+    let mut eval = load_eval(params)?;
+    if material_only {
+        eval = Arc::new(eval.material_only());
+    }
+    let default_name = match params {
+        Some(p) => p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| fallback.to_string()),
+        None if material_only => "material".to_string(),
+        None => "default".to_string(),
+    };
+    Ok(Engine::Internal(EngineConfig {
+        name: name.map(str::to_string).unwrap_or(default_name),
+        eval,
+        search: Arc::new(SearchParams::default()),
+    }))
+}
+
+/// Builds the engines and the configuration from the flags.
+pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig)> {
+    let mut a = build_engine(
+        args.a.as_deref(),
+        args.a_cmd.as_deref(),
+        &args.a_option,
+        args.a_proto,
+        args.a_name.as_deref(),
+        "A",
+        false,
+    )?;
+    let mut b = build_engine(
+        args.b.as_deref(),
+        args.b_cmd.as_deref(),
+        &args.b_option,
+        args.b_proto,
+        args.b_name.as_deref(),
+        "B",
+        args.b_material_only,
+    )?;
+    if a.name() == b.name() {
+        // Keep the two sides apart in the PGN and the summary.
+        let (na, nb) = (format!("{}-A", a.name()), format!("{}-B", b.name()));
+        rename(&mut a, na);
+        rename(&mut b, nb);
+    }
+    let variant = match args.variant.to_ascii_lowercase().as_str() {
+        "xiangqi" => Variant::Xiangqi,
+        "jieqi" => Variant::Jieqi,
+        v => bail!("unknown variant '{v}' (expected xiangqi or jieqi)"),
+    };
+    let tc = match &args.tc {
+        Some(t) => Some(TimeControl::parse(t).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let mut nodes = args.nodes;
+    if nodes.is_none() && args.depth.is_none() && tc.is_none() && args.movetime.is_none() {
+        nodes = Some(5000);
+    }
+    let sprt = match &args.sprt {
+        Some(s) => Some(SprtConfig::parse(s).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let openings = match &args.openings {
+        Some(p) => Some(Arc::new(load_openings(p)?)),
+        None => None,
+    };
+    let mut adjudication = Adjudication::default();
+    if let Some(t) = &args.draw_adjudication {
+        let v = parse_kv(
+            t,
+            "draw adjudication",
+            &["movenumber", "movecount", "score"],
+        )?;
+        adjudication.draw = Some(DrawAdjudication {
+            move_number: v[0] as u32,
+            move_count: v[1] as u32,
+            score: v[2] as i32,
+        });
+    }
+    if let Some(t) = &args.resign_adjudication {
+        let v = parse_kv(t, "resign adjudication", &["movecount", "score"])?;
+        adjudication.resign = Some(ResignAdjudication {
+            move_count: v[0] as u32,
+            score: v[1] as i32,
+        });
+    }
+    if args.games == 0 {
+        bail!("--games must be at least 1");
+    }
+    let cfg = MatchConfig {
+        games: args.games,
+        nodes,
+        depth: args.depth,
+        concurrency: args.concurrency,
+        seed: args.seed,
+        max_plies: args.max_plies,
+        tc,
+        movetime_ms: args.movetime,
+        openings,
+        variant,
+        adjudication,
+        sprt,
+        hash_mb: args.hash,
+        time_margin_ms: args.time_margin,
+        stop: None,
+    };
+    Ok((a, b, cfg))
+}
+
+fn rename(e: &mut Engine, name: String) {
+    match e {
+        Engine::Internal(c) => c.name = name,
+        Engine::External(c) => c.name = name,
+    }
+}
+
+/// The limits as one string (PGN `[TimeControl]`, summary).
+pub fn limits_text(cfg: &MatchConfig) -> String {
+    let mut parts = Vec::new();
+    if let Some(n) = cfg.nodes {
+        parts.push(format!("nodes={n}"));
+    }
+    if let Some(d) = cfg.depth {
+        parts.push(format!("depth={d}"));
+    }
+    if let Some(tc) = cfg.tc {
+        parts.push(format!("tc={tc}"));
+    }
+    if let Some(t) = cfg.movetime_ms {
+        parts.push(format!("movetime={t}ms"));
+    }
+    parts.join(" ")
+}
+
+/// The cutechess-style result lines.
+pub fn result_lines(a: &str, b: &str, r: &MatchResult, sprt: Option<&SprtStatus>) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "Score of {a} vs {b}: {} - {} - {}  [{:.3}] {}",
+            r.wins,
+            r.losses,
+            r.draws,
+            r.score(),
+            r.games()
+        ),
+        format!(
+            "Elo difference: {:.1} +/- {:.1}, LOS: {:.1} %, DrawRatio: {:.1} %",
+            r.elo(),
+            r.elo_error(),
+            r.los() * 100.0,
+            r.draw_ratio() * 100.0
+        ),
+    ];
+    if r.pairs() > 0 {
+        out.push(format!(
+            "Ptnml(0-2): {:?}, pair Elo: {:.1} +/- {:.1}, nElo: {:.1} +/- {:.1}",
+            r.pentanomial,
+            r.penta_elo(),
+            r.penta_elo_error(),
+            r.normalized_elo(),
+            r.normalized_elo_error()
+        ));
+    }
+    if let Some(s) = sprt {
+        let verdict = match s.verdict {
+            SprtVerdict::H1 => "H1 was accepted",
+            SprtVerdict::H0 => "H0 was accepted",
+            SprtVerdict::Continue => "no decision",
+        };
+        out.push(format!(
+            "SPRT: llr {:.3}, lbound {:.3}, ubound {:.3} - {verdict} (elo0={}, elo1={}, alpha={}, beta={})",
+            s.llr, s.lower, s.upper, s.config.elo0, s.config.elo1, s.config.alpha, s.config.beta
+        ));
+    }
+    out
+}
+
+/// Writes `path` through a temporary file and a rename, so a reader never sees half a file.
+pub fn write_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    std::fs::write(&tmp, contents)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// The JSON summary of a match.
+pub fn summary_json(
+    name: &str,
+    a: &Engine,
+    b: &Engine,
+    cfg: &MatchConfig,
+    report: &MatchReport,
+) -> serde_json::Value {
+    let r = &report.result;
+    let mut terminations = std::collections::BTreeMap::<String, u32>::new();
+    for g in &report.games {
+        *terminations.entry(g.termination.to_string()).or_default() += 1;
+    }
+    let num = |x: f64| {
+        if x.is_finite() {
+            serde_json::json!(x)
+        } else {
+            serde_json::json!(x.to_string())
+        }
+    };
+    serde_json::json!({
+        "name": name,
+        "a": { "name": a.name(), "params_hash": a.params_hash() },
+        "b": { "name": b.name(), "params_hash": b.params_hash() },
+        "variant": format!("{:?}", cfg.variant).to_lowercase(),
+        "limits": limits_text(cfg),
+        "seed": cfg.seed,
+        "games_planned": report.games_planned,
+        "games": r.games(),
+        "wins": r.wins,
+        "draws": r.draws,
+        "losses": r.losses,
+        "score": num(r.score()),
+        "elo": num(r.elo()),
+        "elo_error": num(r.elo_error()),
+        "los": num(r.los()),
+        "draw_ratio": num(r.draw_ratio()),
+        "pentanomial": r.pentanomial,
+        "penta_elo": num(r.penta_elo()),
+        "penta_elo_error": num(r.penta_elo_error()),
+        "normalized_elo": num(r.normalized_elo()),
+        "normalized_elo_error": num(r.normalized_elo_error()),
+        "sprt": report.sprt,
+        "stopped_early": report.stopped_early,
+        "elapsed_s": report.elapsed.as_secs_f64(),
+        "games_per_minute": report.games_per_minute(),
+        "terminations": terminations,
+    })
+}
+
+/// `xqtune match`.
+pub fn run_cli(args: &MatchArgs) -> Result<()> {
+    let (a, b, mut cfg) = config_from_args(args)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // A second handler (another subcommand in the same process) is not an error worth
+        // stopping for: Ctrl-C then simply kills the process.
+        let _ = ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::SeqCst));
+    }
+    cfg.stop = Some(stop);
+    let bar = indicatif::ProgressBar::new(cfg.games as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} games  {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    eprintln!(
+        "{} vs {}: {} games, {}, concurrency {}",
+        a.name(),
+        b.name(),
+        cfg.games,
+        limits_text(&cfg),
+        if cfg.concurrency == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            cfg.concurrency
+        }
+    );
+    let report = run_match_with_progress(&a, &b, &cfg, &|p| {
+        bar.set_position(p.finished as u64);
+        let mut msg = format!(
+            "{}-{}-{}  Elo {:.1} +/- {:.1}",
+            p.live.wins,
+            p.live.losses,
+            p.live.draws,
+            p.live.elo(),
+            p.live.elo_error()
+        );
+        if let Some(s) = &p.sprt {
+            msg.push_str(&format!(
+                "  LLR {:.2} ({:.2}, {:.2})",
+                s.llr, s.lower, s.upper
+            ));
+        }
+        bar.set_message(msg);
+    })?;
+    bar.finish_and_clear();
+    for l in result_lines(a.name(), b.name(), &report.result, report.sprt.as_ref()) {
+        println!("{l}");
+    }
+    println!(
+        "{} games in {:.1} s: {:.1} games/minute{}",
+        report.games.len(),
+        report.elapsed.as_secs_f64(),
+        report.games_per_minute(),
+        if report.stopped_early {
+            " (stopped early)"
+        } else {
+            ""
+        }
+    );
+    if !args.no_save {
+        let dir = save_run(&args.out_dir, &args.name, &a, &b, &cfg, &report)?;
+        println!("Records: {}", dir.display());
+    }
+    Ok(())
+}
+
+/// Writes `games.pgn` and `summary.json` under `<out>/<utc-timestamp>_match_<name>/`.
+pub fn save_run(
+    out: &Path,
+    name: &str,
+    a: &Engine,
+    b: &Engine,
+    cfg: &MatchConfig,
+    report: &MatchReport,
+) -> Result<PathBuf> {
+    let now = chrono::Utc::now();
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let dir = out.join(format!("{}_match_{safe}", now.format("%Y%m%dT%H%M%SZ")));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let header = pgn::PgnHeader {
+        event: format!("xqtune match {name}"),
+        date: now.format("%Y.%m.%d").to_string(),
+        time_control: limits_text(cfg),
+        variant: format!("{:?}", cfg.variant).to_lowercase(),
+    };
+    let text: String = report
+        .games
+        .iter()
+        .map(|g| pgn::game_pgn(&header, g))
+        .collect();
+    write_atomic(&dir.join("games.pgn"), &text)
+        .with_context(|| format!("writing {}", dir.join("games.pgn").display()))?;
+    let summary = summary_json(name, a, b, cfg, report);
+    let json = serde_json::to_string_pretty(&summary).context("serialising the summary")?;
+    write_atomic(&dir.join("summary.json"), &(json + "\n"))
+        .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
+    Ok(dir)
 }

@@ -1,15 +1,39 @@
-//! Search. INTERFACE STUB: a one-ply material pick, to be replaced by the real alpha-beta
-//! search. The public types and signatures below are what UCI, the match runner and the tuners
-//! call; keep them (add fields freely).
+//! Alpha-beta search: iterative deepening with aspiration windows, principal variation search
+//! (PVS), a transposition table, quiescence search, null-move pruning, late-move reductions and
+//! the usual shallow-depth pruning rules, following the Chess Programming Wiki's descriptions
+//! (<https://www.chessprogramming.org/Search>) and the shape of Stockfish's `search.cpp`.
+//!
+//! Xiangqi's game-end rulings are applied inside the tree: a position repeated once along the
+//! line is scored by [`Position::repetition`] (drawn, or lost by the side that checked
+//! perpetually), 120 plies without capture draw, and having no legal move (mate *or*
+//! stalemate) loses.
+//!
+//! Determinism: nothing but node counts and depths decides anything unless a clock limit is
+//! given, and the tables start empty after [`Searcher::new_game`], so `go nodes N` repeats
+//! exactly (Stockfish's `reprosearch.sh` contract).
 
-use crate::core::{Move, Position};
+pub mod ordering;
+pub mod params;
+pub mod time;
+pub mod tt;
+
+pub use params::{DEFAULT_SEARCH_JSON, SearchParams, SearchParamsError};
+
+use crate::core::{Color, Move, PieceType, Position, Repetition};
 use crate::eval::{EvalParams, evaluate};
+use ordering::{Heuristics, ORDER_VALUE, ScoredMoves, StagedMoves, piece_code};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use time::{CHECK_INTERVAL, TimeManager};
+use tt::{Bound, MATE_BOUND, TranspositionTable};
 
-/// Search parameters (reductions, margins), loaded from params/search.json.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SearchParams {}
+/// The score of giving mate now; mate in `n` plies scores `MATE - n`.
+pub const MATE: i32 = 30_000;
+/// Larger than any score.
+pub const INF: i32 = 31_000;
+/// The deepest ply the search reaches (extensions included).
+pub const MAX_PLY: usize = 128;
 
 /// What limits one search. Unset fields do not limit.
 #[derive(Clone, Debug, Default)]
@@ -31,14 +55,18 @@ pub struct SearchInfo {
     pub seldepth: u32,
     /// Centipawns from the side to move, or mate distance (see `mate_in`).
     pub score: i32,
+    /// Moves (not plies) to mate: positive when the side to move mates, negative when mated.
     pub mate_in: Option<i32>,
     pub nodes: u64,
     pub time_ms: u64,
     pub pv: Vec<Move>,
+    /// Permille of the transposition table written in this search.
+    pub hashfull: u32,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct SearchResult {
+    /// `Move::NULL` only when the side to move has no legal move.
     pub best_move: Move,
     pub score: i32,
     pub depth: u32,
@@ -46,24 +74,199 @@ pub struct SearchResult {
     pub pv: Vec<Move>,
 }
 
+/// Playing strength levels for human opponents: caps on depth and time per move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Skill {
+    Easy,
+    Medium,
+    Hard,
+    #[default]
+    Expert,
+}
+
+impl Skill {
+    pub const ALL: [Skill; 4] = [Skill::Easy, Skill::Medium, Skill::Hard, Skill::Expert];
+
+    pub fn parse(s: &str) -> Option<Skill> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "easy" => Some(Skill::Easy),
+            "medium" => Some(Skill::Medium),
+            "hard" => Some(Skill::Hard),
+            "expert" => Some(Skill::Expert),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Skill::Easy => "easy",
+            Skill::Medium => "medium",
+            Skill::Hard => "hard",
+            Skill::Expert => "expert",
+        }
+    }
+
+    /// (depth cap, time cap per move in ms). Easy sees two plies and answers at once, medium
+    /// four plies (a club player's tactics), hard eight plies within two seconds, expert is
+    /// uncapped.
+    pub fn caps(self) -> (Option<u32>, Option<u64>) {
+        match self {
+            Skill::Easy => (Some(2), Some(200)),
+            Skill::Medium => (Some(4), Some(1000)),
+            Skill::Hard => (Some(8), Some(2000)),
+            Skill::Expert => (None, None),
+        }
+    }
+
+    /// `limits` with this level's caps applied (an infinite search stays infinite only at
+    /// expert level).
+    pub fn apply(self, limits: &SearchLimits) -> SearchLimits {
+        let (d, t) = self.caps();
+        let mut l = limits.clone();
+        if let Some(d) = d {
+            l.depth = Some(l.depth.map_or(d, |x| x.min(d)));
+            l.infinite = false;
+        }
+        if let Some(t) = t {
+            l.movetime_ms = Some(l.movetime_ms.map_or(t, |x| x.min(t)));
+        }
+        l
+    }
+}
+
 /// A single-threaded searcher with its own tables. One per game in self-play.
 pub struct Searcher {
     pub eval: Arc<EvalParams>,
     pub params: Arc<SearchParams>,
     stop: Arc<AtomicBool>,
+    tt: TranspositionTable,
+    heur: Heuristics,
+    nodes: u64,
+    seldepth: usize,
+    stopped: bool,
+    node_limit: Option<u64>,
+    tm: Option<TimeManager>,
+    root_depth: i32,
+    root_best: Option<(Move, i32)>,
+    pv: Vec<[Move; MAX_PLY + 1]>,
+    pv_len: [usize; MAX_PLY + 2],
+    eval_stack: [i32; MAX_PLY + 2],
+    lmr: Box<[[i32; 64]; 64]>,
+}
+
+/// Whether `m` captures something in `pos`.
+#[inline(always)]
+fn victim_value(pos: &Position, m: Move) -> i32 {
+    pos.piece_at(m.to())
+        .map(|p| ORDER_VALUE[p.kind.index()])
+        .unwrap_or(0)
+}
+
+/// Null-move zugzwang guard: the side to move keeps a rook, or two horses/cannons. Xiangqi
+/// endings with only pawns, advisors, elephants and a single minor piece are where passing
+/// would be better than any move, and null-move pruning would misjudge them.
+#[inline]
+fn has_null_material(pos: &Position, us: Color) -> bool {
+    pos.pieces_of(us, PieceType::Rook) != 0
+        || (pos.pieces_of(us, PieceType::Horse) | pos.pieces_of(us, PieceType::Cannon)).count_ones()
+            >= 2
+}
+
+/// The score of the rulings that end a line at `pos`, `ply` plies from the root, if any:
+/// a repeated position (drawn, or lost by the side that gave perpetual check) and the
+/// no-capture limit. Mate and stalemate are found by the move loop.
+#[inline]
+pub fn ruled_score(pos: &Position, ply: usize) -> Option<i32> {
+    if let Some(r) = pos.repetition(2) {
+        return Some(match r {
+            Repetition::Draw => 0,
+            Repetition::Win => MATE - ply as i32,
+            Repetition::Loss => -(MATE - ply as i32),
+        });
+    }
+    if pos.rule60() >= pos.no_capture_limit() {
+        return Some(if pos.has_legal_move() {
+            0
+        } else {
+            -(MATE - ply as i32)
+        });
+    }
+    None
+}
+
+/// Converts a score to UCI's "mate in moves" when it is a mate score.
+pub fn mate_in(score: i32) -> Option<i32> {
+    if score >= MATE_BOUND {
+        Some((MATE - score + 1) / 2)
+    } else if score <= -MATE_BOUND {
+        Some(-(MATE + score) / 2)
+    } else {
+        None
+    }
+}
+
+/// `round(1000 * ln(i))` for i < 64 (index 0 unused).
+const LN_MILLI: [i64; 64] = [
+    0, 0, 693, 1099, 1386, 1609, 1792, 1946, 2079, 2197, 2303, 2398, 2485, 2565, 2639, 2708, 2773,
+    2833, 2890, 2944, 2996, 3045, 3091, 3135, 3178, 3219, 3258, 3296, 3332, 3367, 3401, 3434, 3466,
+    3497, 3526, 3555, 3584, 3611, 3638, 3664, 3689, 3714, 3738, 3761, 3784, 3807, 3829, 3850, 3871,
+    3892, 3912, 3932, 3951, 3970, 3989, 4007, 4025, 4043, 4060, 4078, 4094, 4111, 4127, 4143,
+];
+
+/// The static evaluation, kept clear of the mate range whatever the parameters say.
+#[inline(always)]
+fn static_eval(pos: &Position, eval: &EvalParams) -> i32 {
+    evaluate(pos, eval).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
 }
 
 impl Searcher {
-    pub fn new(eval: Arc<EvalParams>, params: Arc<SearchParams>, _hash_mb: usize) -> Searcher {
-        Searcher {
+    pub fn new(eval: Arc<EvalParams>, params: Arc<SearchParams>, hash_mb: usize) -> Searcher {
+        let mut s = Searcher {
             eval,
             params,
             stop: Arc::new(AtomicBool::new(false)),
+            tt: TranspositionTable::new(hash_mb),
+            heur: Heuristics::new(MAX_PLY),
+            nodes: 0,
+            seldepth: 0,
+            stopped: false,
+            node_limit: None,
+            tm: None,
+            root_depth: 0,
+            root_best: None,
+            pv: vec![[Move::NULL; MAX_PLY + 1]; MAX_PLY + 2],
+            pv_len: [0; MAX_PLY + 2],
+            eval_stack: [0; MAX_PLY + 2],
+            lmr: Box::new([[0; 64]; 64]),
+        };
+        s.init_lmr();
+        s
+    }
+
+    /// Late-move reduction table, `base + ln(depth) * ln(move number) / divisor` plies
+    /// (the logarithmic formula of Stockfish and most engines after it), in integer arithmetic
+    /// over a fixed table of logarithms so that every machine gets the same reductions.
+    fn init_lmr(&mut self) {
+        let base = self.params.lmr_base as i64;
+        let div = (self.params.lmr_divisor as i64).max(1);
+        for d in 1..64 {
+            for m in 1..64 {
+                let hundredths = base + LN_MILLI[d] * LN_MILLI[m] / (100 * div);
+                self.lmr[d][m] = (hundredths / 100) as i32;
+            }
         }
     }
 
+    /// Replaces the transposition table with one of `mb` megabytes (UCI `Hash`).
+    pub fn resize_hash(&mut self, mb: usize) {
+        self.tt = TranspositionTable::new(mb);
+    }
+
     /// Clears the transposition table and history (`ucinewgame`).
-    pub fn new_game(&mut self) {}
+    pub fn new_game(&mut self) {
+        self.tt.clear();
+        self.heur.clear();
+    }
 
     /// A flag that stops the running search when set (`stop`).
     pub fn stop_handle(&self) -> Arc<AtomicBool> {
@@ -71,35 +274,546 @@ impl Searcher {
     }
 
     /// Searches `pos` (its history is used for repetition rulings) within `limits`.
+    /// Clears the stop flag first.
     pub fn search(
         &mut self,
         pos: &Position,
-        _limits: &SearchLimits,
+        limits: &SearchLimits,
         info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
         self.stop.store(false, Ordering::Relaxed);
+        self.search_keep_stop(pos, limits, info)
+    }
+
+    /// As [`Searcher::search`], but a stop requested before the call is honoured (UCI clears
+    /// the flag itself before it starts the search thread, so an early `stop` is not lost).
+    pub fn search_keep_stop(
+        &mut self,
+        pos: &Position,
+        limits: &SearchLimits,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        let start = Instant::now();
         let mut pos = pos.clone();
-        let mut best = (i32::MIN, Move::NULL);
-        for &m in pos.legal_moves().iter() {
-            pos.make_move(m);
-            let s = -evaluate(&pos, &self.eval);
-            pos.unmake_move();
-            if s > best.0 {
-                best = (s, m);
+        self.init_lmr();
+        self.nodes = 0;
+        self.seldepth = 0;
+        self.stopped = false;
+        self.node_limit = limits.nodes.map(|n| n.max(1));
+        let tm = TimeManager::new(limits, start);
+        let uses_clock = tm.uses_clock();
+        self.tm = Some(tm);
+        self.tt.new_search();
+        for k in self.heur.killers.iter_mut() {
+            *k = [Move::NULL; 2];
+        }
+
+        let root_moves = pos.legal_moves();
+        if root_moves.is_empty() {
+            let score = -MATE;
+            let i = SearchInfo {
+                depth: 0,
+                score,
+                mate_in: Some(0),
+                ..Default::default()
+            };
+            info(&i);
+            return SearchResult {
+                best_move: Move::NULL,
+                score,
+                ..Default::default()
+            };
+        }
+        let max_depth = limits.depth.map_or(MAX_PLY as i32 - 4, |d| {
+            d.clamp(1, MAX_PLY as u32 - 4) as i32
+        });
+
+        let mut best = SearchResult {
+            best_move: root_moves[0],
+            score: 0,
+            depth: 0,
+            nodes: 0,
+            pv: vec![root_moves[0]],
+        };
+        let p = self.params.clone();
+        let mut prev_score = 0;
+        for depth in 1..=max_depth {
+            self.root_depth = depth;
+            self.root_best = None;
+            self.seldepth = 0;
+            let mut delta = p.aspiration_delta;
+            let (mut alpha, mut beta) = if depth >= p.aspiration_min_depth {
+                (
+                    (prev_score - delta).max(-INF),
+                    (prev_score + delta).min(INF),
+                )
+            } else {
+                (-INF, INF)
+            };
+            let score = loop {
+                let s = self.negamax(&mut pos, alpha, beta, depth, 0, false);
+                if self.stopped {
+                    break s;
+                }
+                if s <= alpha {
+                    beta = (alpha + beta) / 2;
+                    alpha = (s - delta).max(-INF);
+                } else if s >= beta {
+                    beta = (s + delta).min(INF);
+                } else {
+                    break s;
+                }
+                delta += delta / 2 + 5;
+                if delta > 1000 {
+                    alpha = -INF;
+                    beta = INF;
+                }
+            };
+            if self.stopped {
+                // A root move that finished inside the stopped iteration and beat the
+                // window is at least as good as the last complete iteration's choice.
+                if let Some((m, s)) = self.root_best
+                    && m != best.best_move
+                    && self.pv_len[0] > 0
+                    && self.pv[0][0] == m
+                {
+                    best.best_move = m;
+                    best.score = s;
+                    best.pv = self.pv[0][..self.pv_len[0]].to_vec();
+                }
+                break;
+            }
+            prev_score = score;
+            best.score = score;
+            best.depth = depth as u32;
+            if self.pv_len[0] > 0 {
+                best.best_move = self.pv[0][0];
+                best.pv = self.pv[0][..self.pv_len[0]].to_vec();
+            }
+            let elapsed = self.tm.as_ref().map_or(0, |t| t.elapsed_ms());
+            info(&SearchInfo {
+                depth: depth as u32,
+                seldepth: self.seldepth as u32,
+                score,
+                mate_in: mate_in(score),
+                nodes: self.nodes,
+                time_ms: elapsed,
+                pv: best.pv.clone(),
+                hashfull: self.tt.hashfull(),
+            });
+            if let Some(t) = &self.tm
+                && (t.soft_exceeded() || (uses_clock && root_moves.len() == 1))
+            {
+                break;
+            }
+            // A proven mate cannot get shorter past this depth.
+            if let Some(m) = mate_in(score)
+                && uses_clock
+                && depth >= 2 * m.abs() + 2
+            {
+                break;
             }
         }
-        info(&SearchInfo {
-            depth: 1,
-            score: best.0,
-            pv: vec![best.1],
-            ..Default::default()
-        });
-        SearchResult {
-            best_move: best.1,
-            score: best.0,
-            depth: 1,
-            nodes: 0,
-            pv: vec![best.1],
+        best.nodes = self.nodes;
+        if !root_moves.contains(best.best_move) {
+            best.best_move = root_moves[0];
+            best.pv = vec![root_moves[0]];
         }
+        self.tm = None;
+        best
+    }
+
+    /// Nodes searched by the last (or running) search.
+    pub fn nodes(&self) -> u64 {
+        self.nodes
+    }
+
+    #[inline(always)]
+    fn check_stop(&mut self) -> bool {
+        if self.stopped {
+            return true;
+        }
+        if let Some(n) = self.node_limit
+            && self.nodes >= n
+        {
+            self.stopped = true;
+            return true;
+        }
+        if self.nodes & (CHECK_INTERVAL - 1) == 0
+            && (self.stop.load(Ordering::Relaxed)
+                || self.tm.as_ref().is_some_and(|t| t.hard_exceeded()))
+        {
+            self.stopped = true;
+        }
+        self.stopped
+    }
+
+    fn update_pv(&mut self, ply: usize, m: Move) {
+        let child_len = self.pv_len[ply + 1].min(MAX_PLY - 1);
+        let (head, tail) = self.pv.split_at_mut(ply + 1);
+        head[ply][0] = m;
+        head[ply][1..=child_len].copy_from_slice(&tail[0][..child_len]);
+        self.pv_len[ply] = child_len + 1;
+    }
+
+    fn negamax(
+        &mut self,
+        pos: &mut Position,
+        mut alpha: i32,
+        mut beta: i32,
+        mut depth: i32,
+        ply: usize,
+        cut_node: bool,
+    ) -> i32 {
+        let pv_node = beta - alpha > 1;
+        let root = ply == 0;
+        self.pv_len[ply] = 0;
+        if depth <= 0 {
+            return self.qsearch(pos, alpha, beta, ply);
+        }
+        if self.stopped {
+            return 0;
+        }
+        self.nodes += 1;
+        if self.check_stop() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        let in_check = pos.in_check();
+        if !root {
+            if let Some(s) = ruled_score(pos, ply) {
+                return s;
+            }
+            if ply >= MAX_PLY - 1 {
+                return if in_check {
+                    0
+                } else {
+                    static_eval(pos, &self.eval)
+                };
+            }
+            // Mate distance pruning: no line from here beats a mate already found nearer.
+            alpha = alpha.max(-(MATE - ply as i32));
+            beta = beta.min(MATE - ply as i32 - 1);
+            if alpha >= beta {
+                return alpha;
+            }
+        }
+
+        let key = pos.key();
+        let hit = self.tt.probe(key, ply);
+        let tt_move = hit.map_or(Move::NULL, |h| h.mv);
+        if !pv_node
+            && let Some(h) = hit
+            && h.depth >= depth
+            && match h.bound {
+                Bound::Exact => true,
+                Bound::Lower => h.score >= beta,
+                Bound::Upper => h.score <= alpha,
+            }
+        {
+            return h.score;
+        }
+
+        let p = self.params.clone();
+        let static_eval = if in_check {
+            -INF
+        } else if let Some(h) = hit {
+            h.eval
+        } else {
+            static_eval(pos, &self.eval)
+        };
+        self.eval_stack[ply] = static_eval;
+        let improving = !in_check && ply >= 2 && static_eval > self.eval_stack[ply - 2];
+
+        if !pv_node && !in_check {
+            // Reverse futility pruning: far above beta at low depth, assume a cut-off.
+            if depth <= p.rfp_max_depth
+                && beta.abs() < MATE_BOUND
+                && static_eval - p.rfp_margin * (depth - improving as i32) >= beta
+            {
+                return static_eval;
+            }
+            // Razoring: far below alpha, check with quiescence whether anything can rescue.
+            if depth <= p.razor_max_depth
+                && alpha.abs() < MATE_BOUND
+                && static_eval + p.razor_margin * depth < alpha
+            {
+                let v = self.qsearch(pos, alpha, alpha + 1, ply);
+                if self.stopped {
+                    return 0;
+                }
+                if v <= alpha {
+                    return v;
+                }
+            }
+            // Null-move pruning (Donninger), not twice in a row, with the zugzwang guard.
+            let last_null = pos.history().last().is_some_and(|s| s.mv.is_null());
+            if depth >= p.nmp_min_depth
+                && static_eval >= beta
+                && !last_null
+                && beta > -MATE_BOUND
+                && has_null_material(pos, pos.side_to_move())
+            {
+                let r = p.nmp_base_reduction
+                    + depth / p.nmp_depth_divisor.max(1)
+                    + ((static_eval - beta) / p.nmp_eval_divisor.max(1)).min(3);
+                pos.make_null();
+                let v = -self.negamax(pos, -beta, -beta + 1, depth - 1 - r, ply + 1, !cut_node);
+                pos.unmake_null();
+                if self.stopped {
+                    return 0;
+                }
+                if v >= beta {
+                    return if v >= MATE_BOUND { beta } else { v };
+                }
+            }
+        }
+
+        // Internal iterative reduction: without a TT move this node is probably less
+        // important than it looked, and a shallower search fills the table faster.
+        if !root && depth >= p.iir_min_depth && tt_move.is_null() && (pv_node || cut_node) {
+            depth -= 1;
+        }
+
+        let killers = self.heur.killers[ply];
+        let mut picker = StagedMoves::new(pos, tt_move, killers);
+        let mut best_score = -INF;
+        let mut best_move = Move::NULL;
+        let mut searched = 0i32;
+        let mut quiets: [Move; 64] = [Move::NULL; 64];
+        let mut n_quiets = 0usize;
+        let us_code_of = |pos: &Position, m: Move| piece_code(pos, m.from().index());
+
+        while let Some((m, order)) = picker.next_move(pos, &self.heur) {
+            let capture = pos.is_capture(m);
+            let code = us_code_of(pos, m);
+            let hist = if capture {
+                0
+            } else {
+                self.heur.history[code as usize][m.to().index()]
+            };
+            pos.make_move(m);
+            self.tt.prefetch(pos.key());
+            let gives_check = pos.in_check();
+            if !root && !in_check && !capture && !gives_check && best_score > -MATE_BOUND {
+                // Late move pruning: at low depth, quiet moves far down the list rarely
+                // matter.
+                let lmp_limit = p.lmp_base + depth * depth / if improving { 1 } else { 2 };
+                if depth <= p.lmp_max_depth && searched >= lmp_limit {
+                    pos.unmake_move();
+                    continue;
+                }
+                // Futility pruning: a quiet move cannot lift a hopeless static eval.
+                if depth <= p.futility_max_depth
+                    && alpha.abs() < MATE_BOUND
+                    && static_eval + p.futility_base + p.futility_margin * depth <= alpha
+                {
+                    pos.unmake_move();
+                    continue;
+                }
+            }
+            searched += 1;
+            let ext =
+                (gives_check && (ply as i32) < 2 * self.root_depth && ply + 4 < MAX_PLY) as i32;
+            let new_depth = depth - 1 + ext;
+            let mut score;
+            if searched == 1 {
+                score = -self.negamax(
+                    pos,
+                    -beta,
+                    -alpha,
+                    new_depth,
+                    ply + 1,
+                    !pv_node && !cut_node,
+                );
+            } else {
+                let mut r = 0;
+                if depth >= p.lmr_min_depth
+                    && searched > p.lmr_min_moves
+                    && !capture
+                    && !in_check
+                    && !gives_check
+                {
+                    r = self.lmr[depth.min(63) as usize][(searched as usize).min(63)];
+                    r += !pv_node as i32;
+                    r += (cut_node && !improving) as i32;
+                    r -= (order >= ScoredMoves::KILLER) as i32;
+                    r -= hist / p.lmr_history_divisor.max(1);
+                    r = r.clamp(0, (new_depth - 1).max(0));
+                }
+                score = -self.negamax(pos, -alpha - 1, -alpha, new_depth - r, ply + 1, true);
+                if score > alpha && r > 0 {
+                    score = -self.negamax(pos, -alpha - 1, -alpha, new_depth, ply + 1, !cut_node);
+                }
+                if pv_node && score > alpha && score < beta {
+                    score = -self.negamax(pos, -beta, -alpha, new_depth, ply + 1, false);
+                }
+            }
+            pos.unmake_move();
+            if self.stopped {
+                return 0;
+            }
+            if score > best_score {
+                best_score = score;
+                if score > alpha {
+                    best_move = m;
+                    if pv_node || root {
+                        self.update_pv(ply, m);
+                    }
+                    if root {
+                        self.root_best = Some((m, score));
+                    }
+                    if score >= beta {
+                        break;
+                    }
+                    alpha = score;
+                }
+            }
+            if !capture && n_quiets < quiets.len() {
+                quiets[n_quiets] = m;
+                n_quiets += 1;
+            }
+        }
+
+        if picker.yielded == 0 {
+            // Checkmate and stalemate both lose in Xiangqi.
+            return -(MATE - ply as i32);
+        }
+        if best_score >= beta && !pos.is_capture(best_move) {
+            // The quiet move that cut off: killer, history bonus; the quiet moves tried before
+            // it get a malus.
+            self.heur.add_killer(ply, best_move);
+            let bonus = (depth * depth).min(1200);
+            let max = p.history_max.max(1);
+            let code = piece_code(pos, best_move.from().index());
+            self.heur
+                .update_history(code, best_move.to().index(), bonus * 16, max);
+            for &q in &quiets[..n_quiets] {
+                if q != best_move {
+                    let c = piece_code(pos, q.from().index());
+                    self.heur
+                        .update_history(c, q.to().index(), -bonus * 16, max);
+                }
+            }
+        }
+
+        let bound = if best_score >= beta {
+            Bound::Lower
+        } else if !best_move.is_null() {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        let stored_eval = if in_check { 0 } else { static_eval };
+        self.tt
+            .store(key, ply, best_move, best_score, stored_eval, depth, bound);
+        best_score
+    }
+
+    /// Quiescence search: captures only (in check: every evasion), with stand-pat, so that the
+    /// leaves are quiet (<https://www.chessprogramming.org/Quiescence_Search>). Captures that
+    /// give up a more valuable piece on a defended square are skipped.
+    fn qsearch(&mut self, pos: &mut Position, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+        self.pv_len[ply] = 0;
+        if self.stopped {
+            return 0;
+        }
+        self.nodes += 1;
+        if self.check_stop() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        if ply > 0
+            && let Some(s) = ruled_score(pos, ply)
+        {
+            return s;
+        }
+        let in_check = pos.in_check();
+        if ply >= MAX_PLY - 1 {
+            return if in_check {
+                0
+            } else {
+                static_eval(pos, &self.eval)
+            };
+        }
+        let pv_node = beta - alpha > 1;
+        let key = pos.key();
+        let hit = self.tt.probe(key, ply);
+        if !pv_node
+            && let Some(h) = hit
+            && match h.bound {
+                Bound::Exact => true,
+                Bound::Lower => h.score >= beta,
+                Bound::Upper => h.score <= alpha,
+            }
+        {
+            return h.score;
+        }
+        let tt_move = hit.map_or(Move::NULL, |h| h.mv);
+        let orig_alpha = alpha;
+        let (mut best, static_eval, moves) = if in_check {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                return -(MATE - ply as i32);
+            }
+            (-INF, 0, moves)
+        } else {
+            let stand_pat = match hit {
+                Some(h) => h.eval,
+                None => static_eval(pos, &self.eval),
+            };
+            if stand_pat >= beta {
+                if hit.is_none() {
+                    self.tt
+                        .store(key, ply, Move::NULL, stand_pat, stand_pat, 0, Bound::Lower);
+                }
+                return stand_pat;
+            }
+            alpha = alpha.max(stand_pat);
+            (stand_pat, stand_pat, pos.legal_captures())
+        };
+        let them = pos.side_to_move().flip();
+        let mut picker = ScoredMoves::captures(pos, moves, tt_move);
+        let mut best_move = Move::NULL;
+        while let Some((m, _)) = picker.next_move() {
+            if !in_check {
+                let attacker = pos
+                    .piece_at(m.from())
+                    .map_or(0, |p| ORDER_VALUE[p.kind.index()]);
+                if victim_value(pos, m) < attacker && pos.is_attacked(m.to(), them) {
+                    continue;
+                }
+            }
+            pos.make_move(m);
+            self.tt.prefetch(pos.key());
+            let score = -self.qsearch(pos, -beta, -alpha, ply + 1);
+            pos.unmake_move();
+            if self.stopped {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    best_move = m;
+                    if pv_node {
+                        self.update_pv(ply, m);
+                    }
+                    if score >= beta {
+                        break;
+                    }
+                    alpha = score;
+                }
+            }
+        }
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if best > orig_alpha && !best_move.is_null() {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.tt
+            .store(key, ply, best_move, best, static_eval, 0, bound);
+        best
     }
 }

@@ -1,0 +1,262 @@
+//! `xqtune import`: PGN files in, a labelled dataset and/or normalised PGN out.
+
+use super::dataset::{Selection, select_positions};
+use super::{ImportedGame, SkippedGame, encoding_by_name, read_games};
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Arguments of `xqtune import`.
+#[derive(Args, Debug, Clone)]
+pub struct ImportArgs {
+    /// PGN files (`.pgn` or `.pgn.gz`) in UTF-8, GBK or Big5, with moves in Chinese, WXF or
+    /// coordinate notation.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Dataset to write: one `FEN | result | id` line per position (gzip when it ends in `.gz`).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Force the text encoding (utf-8, gbk, gb18030, big5) instead of detecting it.
+    #[arg(long)]
+    pub encoding: Option<String>,
+    /// Keep only quiet positions: not in check, no capture that wins material (SEE).
+    #[arg(long)]
+    pub quiet_only: bool,
+    /// Skip the first N plies of every game.
+    #[arg(long, default_value_t = 0)]
+    pub skip_plies: usize,
+    /// Keep at most K positions per game, sampled at random.
+    #[arg(long)]
+    pub sample: Option<usize>,
+    /// Seed for --sample.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Drop games without a result (`*` or none) instead of labelling their positions `*`.
+    #[arg(long)]
+    pub drop_unfinished: bool,
+    /// Also write the imported games as UTF-8 PGN in coordinate notation.
+    #[arg(long)]
+    pub pgn_out: Option<PathBuf>,
+    /// How many skipped games to list one by one (the summary counts all).
+    #[arg(long, default_value_t = 20)]
+    pub max_reports: usize,
+}
+
+/// Writes `path` through a temporary file in the same folder and a rename, so a killed run
+/// never leaves a half-written file under the final name. `.gz` names are gzip-compressed.
+pub fn write_atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .context("output path has no file name")?;
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let file = BufWriter::new(File::create(&tmp)?);
+        if name.ends_with(".gz") {
+            let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+            fill(&mut gz)?;
+            gz.finish()?
+                .into_inner()
+                .map_err(|e| e.into_error())?
+                .sync_all()?;
+        } else {
+            let mut w = file;
+            fill(&mut w)?;
+            w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
+    Ok(())
+}
+
+/// A game as UTF-8 PGN in coordinate notation.
+pub fn game_to_pgn(game: &ImportedGame) -> String {
+    let mut out = String::new();
+    let mut has_fen = false;
+    for (k, v) in &game.tags {
+        let v = if k.eq_ignore_ascii_case("FEN") {
+            has_fen = true;
+            game.start_fen.as_str()
+        } else {
+            v.trim()
+        };
+        let v = v.replace('\\', "\\\\").replace('"', "\\\"");
+        out.push_str(&format!("[{k} \"{v}\"]\n"));
+    }
+    if !has_fen && game.start_fen != crate::core::START_FEN {
+        out.push_str(&format!("[FEN \"{}\"]\n", game.start_fen));
+    }
+    out.push('\n');
+    let mut pos = game.start_position();
+    let mut line = String::new();
+    for (i, &m) in game.moves.iter().enumerate() {
+        let red = pos.side_to_move() == crate::core::Color::Red;
+        if red || i == 0 {
+            let dots = if red { "." } else { "..." };
+            line.push_str(&format!("{}{} ", pos.fullmove(), dots));
+        }
+        line.push_str(&m.uci());
+        line.push(' ');
+        if line.len() > 72 {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line.clear();
+        }
+        pos.make_move(m);
+    }
+    line.push_str(game.result.map(|r| r.pgn()).unwrap_or("*"));
+    out.push_str(&line);
+    out.push_str("\n\n");
+    out
+}
+
+pub fn run(args: &ImportArgs) -> Result<()> {
+    let encoding = match &args.encoding {
+        None => None,
+        Some(name) => Some(encoding_by_name(name).with_context(|| {
+            format!("unknown encoding '{name}' (known: utf-8, gbk, gb18030, big5)")
+        })?),
+    };
+    if args.sample == Some(0) {
+        bail!("--sample must be at least 1");
+    }
+    let start = Instant::now();
+    let mut games: Vec<ImportedGame> = Vec::new();
+    let mut skipped: Vec<SkippedGame> = Vec::new();
+    for path in &args.files {
+        let spinner = ProgressBar::new_spinner();
+        spinner.set_message(format!("reading {}", path.display()));
+        spinner.enable_steady_tick(std::time::Duration::from_millis(200));
+        let report = read_games(path, encoding);
+        spinner.finish_and_clear();
+        let report = report?;
+        println!(
+            "{}: {} games read ({}{}), {} imported, {} skipped",
+            report.source,
+            report.games.len() + report.skipped.len(),
+            report.encoding,
+            if report.had_decode_errors {
+                ", with undecodable bytes"
+            } else {
+                ""
+            },
+            report.games.len(),
+            report.skipped.len()
+        );
+        games.extend(report.games);
+        skipped.extend(report.skipped);
+    }
+    if args.drop_unfinished {
+        let (finished, unfinished): (Vec<_>, Vec<_>) =
+            games.into_iter().partition(|g| g.result.is_some());
+        games = finished;
+        skipped.extend(unfinished.into_iter().map(|g| SkippedGame {
+            source: g.source,
+            number: g.number,
+            line: g.line,
+            reason: super::SkipReason::NoResult,
+        }));
+    }
+    let selection = Selection {
+        quiet_only: args.quiet_only,
+        skip_plies: args.skip_plies,
+        sample: args.sample,
+        seed: args.seed,
+    };
+    let mut positions = 0usize;
+    if let Some(out) = &args.output {
+        let bar = ProgressBar::new(games.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} games {elapsed} eta {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        write_atomically(out, |w| {
+            for chunk in games.chunks(512) {
+                let lines: Vec<Vec<String>> = chunk
+                    .par_iter()
+                    .map(|g| {
+                        select_positions(g, &selection)
+                            .iter()
+                            .map(|p| p.to_line())
+                            .collect()
+                    })
+                    .collect();
+                for game_lines in lines {
+                    for l in game_lines {
+                        writeln!(w, "{l}")?;
+                        positions += 1;
+                    }
+                }
+                bar.inc(chunk.len() as u64);
+            }
+            Ok(())
+        })?;
+        bar.finish_and_clear();
+    } else if !selection.quiet_only && selection.sample.is_none() {
+        // Nothing to filter: the count needs no positions.
+        positions = games
+            .iter()
+            .map(|g| (g.moves.len() + 1).saturating_sub(selection.skip_plies))
+            .sum();
+    } else {
+        positions = games
+            .par_iter()
+            .map(|g| select_positions(g, &selection).len())
+            .sum();
+    }
+    if let Some(pgn_out) = &args.pgn_out {
+        write_atomically(pgn_out, |w| {
+            for g in &games {
+                w.write_all(game_to_pgn(g).as_bytes())?;
+            }
+            Ok(())
+        })?;
+    }
+    for s in skipped.iter().take(args.max_reports) {
+        eprintln!("skipped: {s}");
+    }
+    if skipped.len() > args.max_reports {
+        eprintln!(
+            "... and {} more skipped games (see --max-reports)",
+            skipped.len() - args.max_reports
+        );
+    }
+    let mut by_reason: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in &skipped {
+        *by_reason.entry(s.reason.category()).or_default() += 1;
+    }
+    for (reason, n) in &by_reason {
+        println!("skipped ({reason}): {n}");
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "time {:.2} s, {:.0} games/s",
+        secs,
+        (games.len() + skipped.len()) as f64 / secs.max(1e-9)
+    );
+    println!(
+        "imported {} games ({} positions), skipped {}",
+        games.len(),
+        positions,
+        skipped.len()
+    );
+    Ok(())
+}

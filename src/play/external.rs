@@ -1,0 +1,427 @@
+//! External engines over a subprocess, speaking UCI as Pikafish does (ranks 0-9, moves `h2e2`,
+//! `position fen ... moves ...`, `go nodes/depth/wtime...`) or UCCI as ElephantEye and
+//! Fairy-Stockfish (`ucci`/`ucciok`, `setoption <name> <value>`, `go time .. increment ..`,
+//! `bestmove`/`nobestmove`, `info ... score N`).
+//!
+//! A reader thread turns the engine's stdout into a channel of lines so that every wait has a
+//! deadline; a dead or hung engine is killed and started again before the next game.
+
+use super::game::{GoRequest, Player, PlayerError, Reply};
+use serde::Serialize;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    #[default]
+    Uci,
+    Ucci,
+}
+
+impl std::str::FromStr for Protocol {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Protocol, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "uci" => Ok(Protocol::Uci),
+            "ucci" => Ok(Protocol::Ucci),
+            _ => Err(format!("unknown protocol '{s}' (expected uci or ucci)")),
+        }
+    }
+}
+
+/// How to start an external engine.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExternalConfig {
+    pub name: String,
+    pub program: String,
+    pub args: Vec<String>,
+    pub protocol: Protocol,
+    /// `setoption` pairs sent after the handshake.
+    pub options: Vec<(String, String)>,
+    /// Deadline for the handshake and `isready`, and for a move without a clock.
+    pub timeout_ms: u64,
+}
+
+#[derive(Debug, Error)]
+pub enum ExternalError {
+    #[error("engine command is empty")]
+    EmptyCommand,
+    #[error("unbalanced quote in engine command '{0}'")]
+    Quote(String),
+    #[error("option '{0}' is not Name=Value")]
+    Option(String),
+}
+
+impl ExternalConfig {
+    /// Splits a command line (whitespace, with '...' and "..." quoting) into program and args.
+    pub fn from_command(
+        name: &str,
+        command: &str,
+        protocol: Protocol,
+        options: &[String],
+    ) -> Result<ExternalConfig, ExternalError> {
+        let words = split_command(command)?;
+        let (program, args) = words.split_first().ok_or(ExternalError::EmptyCommand)?;
+        let options = options
+            .iter()
+            .map(|o| {
+                o.split_once('=')
+                    .filter(|(k, _)| !k.trim().is_empty())
+                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    .ok_or_else(|| ExternalError::Option(o.clone()))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(ExternalConfig {
+            name: name.to_string(),
+            program: program.clone(),
+            args: args.to_vec(),
+            protocol,
+            options,
+            timeout_ms: 30_000,
+        })
+    }
+}
+
+fn split_command(command: &str) -> Result<Vec<String>, ExternalError> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in command.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => cur.push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                any = true;
+            }
+            None if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            None => cur.push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err(ExternalError::Quote(command.to_string()));
+    }
+    if any || !cur.is_empty() {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+struct Process {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "quit");
+        let _ = self.stdin.flush();
+        // Give it a moment to exit cleanly, then kill.
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A UCI/UCCI engine process used as a [`Player`]; started lazily, restarted after a failure.
+pub struct ExternalPlayer {
+    config: ExternalConfig,
+    process: Option<Process>,
+    /// How many times the process was (re)started.
+    pub starts: u32,
+}
+
+impl ExternalPlayer {
+    pub fn new(config: ExternalConfig) -> Self {
+        ExternalPlayer {
+            config,
+            process: None,
+            starts: 0,
+        }
+    }
+
+    fn crash(&mut self, msg: impl Into<String>) -> PlayerError {
+        self.process = None;
+        PlayerError::Crash(msg.into())
+    }
+
+    fn start(&mut self) -> Result<(), PlayerError> {
+        let mut child = Command::new(&self.config.program)
+            .args(&self.config.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                PlayerError::Crash(format!("cannot start '{}': {e}", self.config.program))
+            })?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| PlayerError::Crash("no stdin".into()))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| PlayerError::Crash("no stdout".into()))?;
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                match line {
+                    Ok(l) => {
+                        if tx.send(l).is_err() {
+                            break;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+        });
+        self.process = Some(Process {
+            child,
+            stdin,
+            lines: rx,
+        });
+        self.starts += 1;
+        let (hello, ok) = match self.config.protocol {
+            Protocol::Uci => ("uci", "uciok"),
+            Protocol::Ucci => ("ucci", "ucciok"),
+        };
+        self.send(hello)?;
+        let t = self.config.timeout_ms;
+        self.wait_for(|l| l == ok, t)?;
+        let options = self.config.options.clone();
+        for (k, v) in options {
+            match self.config.protocol {
+                Protocol::Uci => self.send(&format!("setoption name {k} value {v}"))?,
+                Protocol::Ucci => self.send(&format!("setoption {k} {v}"))?,
+            }
+        }
+        Ok(())
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), PlayerError> {
+        let p = match &mut self.process {
+            Some(p) => p,
+            None => return Err(PlayerError::Crash("engine is not running".into())),
+        };
+        if writeln!(p.stdin, "{line}")
+            .and_then(|_| p.stdin.flush())
+            .is_err()
+        {
+            return Err(self.crash("engine closed its input (died?)"));
+        }
+        Ok(())
+    }
+
+    /// Reads lines until `pred` accepts one (returned), the deadline passes, or the engine dies.
+    fn wait_for(
+        &mut self,
+        mut pred: impl FnMut(&str) -> bool,
+        timeout_ms: u64,
+    ) -> Result<String, PlayerError> {
+        let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+        loop {
+            let p = match &self.process {
+                Some(p) => p,
+                None => return Err(PlayerError::Crash("engine is not running".into())),
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            match p.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let line = line.trim();
+                    if pred(line) {
+                        return Ok(line.to_string());
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    self.process = None;
+                    return Err(PlayerError::Timeout);
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.crash("engine exited"));
+                }
+            }
+        }
+    }
+
+    fn ensure_running(&mut self) -> Result<(), PlayerError> {
+        if let Some(p) = &mut self.process
+            && let Ok(Some(status)) = p.child.try_wait()
+        {
+            let _ = status;
+            self.process = None;
+        }
+        if self.process.is_none() {
+            self.start()?;
+        }
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<(), PlayerError> {
+        self.send("isready")?;
+        let t = self.config.timeout_ms;
+        self.wait_for(|l| l == "readyok", t).map(|_| ())
+    }
+}
+
+/// Score in centipawns from an `info` line (`score cp N`, `score mate N`, UCCI `score N`).
+fn parse_score(line: &str) -> Option<i32> {
+    let mut it = line.split_whitespace();
+    while let Some(t) = it.next() {
+        if t == "score" {
+            let a = it.next()?;
+            return match a {
+                "cp" => it.next()?.parse().ok(),
+                "mate" => {
+                    let n: i32 = it.next()?.parse().ok()?;
+                    Some(if n >= 0 { 30_000 - n } else { -30_000 - n })
+                }
+                other => other.parse().ok(),
+            };
+        }
+    }
+    None
+}
+
+impl Player for ExternalPlayer {
+    fn new_game(&mut self) -> Result<(), PlayerError> {
+        self.ensure_running()?;
+        if self.config.protocol == Protocol::Uci {
+            self.send("ucinewgame")?;
+        }
+        self.sync()
+    }
+
+    fn go(&mut self, req: &GoRequest) -> Result<Reply, PlayerError> {
+        self.ensure_running()?;
+        let mut position = format!("position fen {}", req.start_fen);
+        if !req.moves.is_empty() {
+            position.push_str(" moves");
+            for m in req.moves {
+                position.push(' ');
+                position.push_str(&m.to_string());
+            }
+        }
+        self.send(&position)?;
+        let us = req.pos.side_to_move().index();
+        let mut go = String::from("go");
+        let l = req.limits;
+        if let Some(d) = l.depth {
+            go.push_str(&format!(" depth {d}"));
+        }
+        if let Some(n) = l.nodes {
+            go.push_str(&format!(" nodes {n}"));
+        }
+        if let Some(t) = l.movetime_ms {
+            go.push_str(&format!(" movetime {t}"));
+        }
+        let mut deadline = self.config.timeout_ms + l.movetime_ms.unwrap_or(0);
+        if let (Some(c), Some(tc)) = (req.clocks, l.tc) {
+            match self.config.protocol {
+                Protocol::Uci => go.push_str(&format!(
+                    " wtime {} btime {} winc {} binc {}",
+                    c[0], c[1], tc.inc_ms, tc.inc_ms
+                )),
+                Protocol::Ucci => go.push_str(&format!(
+                    " time {} increment {} opptime {} oppincrement {}",
+                    c[us],
+                    tc.inc_ms,
+                    c[1 - us],
+                    tc.inc_ms
+                )),
+            }
+            // The referee rules on the clock; the watchdog only catches a hung engine.
+            deadline = c[us] + 1_000;
+        }
+        self.send(&go)?;
+        let mut score = None;
+        let line = self.wait_for(
+            |line| {
+                if line.starts_with("info") {
+                    if let Some(s) = parse_score(line) {
+                        score = Some(s);
+                    }
+                    false
+                } else {
+                    line.starts_with("bestmove") || line.starts_with("nobestmove")
+                }
+            },
+            deadline,
+        )?;
+        let mv = line
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or("(none)")
+            .to_string();
+        if line.starts_with("nobestmove") {
+            return Ok(Reply {
+                mv: "(none)".into(),
+                score,
+            });
+        }
+        Ok(Reply { mv, score })
+    }
+
+    fn reset(&mut self) {
+        self.process = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_splitting() {
+        assert_eq!(
+            split_command("a b  'c d' \"e\"").unwrap(),
+            ["a", "b", "c d", "e"]
+        );
+        assert!(split_command("a 'b").is_err());
+        assert_eq!(split_command("x ''").unwrap(), ["x", ""]);
+        assert!(matches!(
+            ExternalConfig::from_command("n", "  ", Protocol::Uci, &[]),
+            Err(ExternalError::EmptyCommand)
+        ));
+        assert!(matches!(
+            ExternalConfig::from_command("n", "x", Protocol::Uci, &["Hash".into()]),
+            Err(ExternalError::Option(_))
+        ));
+        let c =
+            ExternalConfig::from_command("n", "x -v", Protocol::Ucci, &["Hash=64".into()]).unwrap();
+        assert_eq!(c.options, [("Hash".to_string(), "64".to_string())]);
+        assert_eq!(c.args, ["-v"]);
+    }
+
+    #[test]
+    fn scores_from_info_lines() {
+        assert_eq!(
+            parse_score("info depth 5 score cp -31 nodes 100 pv h2e2"),
+            Some(-31)
+        );
+        assert_eq!(
+            parse_score("info depth 5 score mate 3 pv h2e2"),
+            Some(29_997)
+        );
+        assert_eq!(parse_score("info depth 5 score mate -2"), Some(-29_998));
+        assert_eq!(parse_score("info depth 5 score 42 pv h2e2"), Some(42));
+        assert_eq!(parse_score("info string hello"), None);
+    }
+}

@@ -1,0 +1,628 @@
+//! One game between two players: the referee. It asks the side to move for a move, checks it is
+//! legal, keeps the clocks, and ends the game on the first of: a ruling of the rules core
+//! (`Position::outcome`: mate, stalemate, perpetual check, repetition, no-capture limit,
+//! insufficient material), the maximum game length (draw), score adjudication (off by default),
+//! or a forfeit (a player crashed, answered an illegal move, or overstepped its clock).
+
+use crate::core::{Color, GameResult, Move, Position, Reason};
+use crate::eval::EvalParams;
+use crate::search::{SearchLimits, SearchParams, Searcher};
+use serde::Serialize;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::openings::Opening;
+
+/// Why a player could not produce a move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlayerError {
+    /// The engine died, closed its pipes, or broke the protocol.
+    Crash(String),
+    /// No answer before the clock (or the per-move watchdog) ran out.
+    Timeout,
+}
+
+impl fmt::Display for PlayerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlayerError::Crash(m) => write!(f, "crashed: {m}"),
+            PlayerError::Timeout => f.write_str("did not answer in time"),
+        }
+    }
+}
+
+/// A player's answer: the move text as sent (checked by the referee) and its score in
+/// centipawns from the mover's side, if it gave one.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub mv: String,
+    pub score: Option<i32>,
+}
+
+/// What the referee tells the player when asking for a move.
+pub struct GoRequest<'a> {
+    pub start_fen: &'a str,
+    /// All moves from `start_fen` (opening moves included).
+    pub moves: &'a [Move],
+    pub pos: &'a Position,
+    pub limits: &'a MoveLimits,
+    /// Remaining clocks (red, black) in ms under a time control.
+    pub clocks: Option<[u64; 2]>,
+}
+
+/// One side of a game. In-process searchers and external engines both implement it.
+pub trait Player: Send {
+    fn new_game(&mut self) -> Result<(), PlayerError>;
+    fn go(&mut self, req: &GoRequest) -> Result<Reply, PlayerError>;
+    /// Called after a forfeit: an external engine is killed and restarted before the next game.
+    fn reset(&mut self) {}
+}
+
+/// Per-move limits. With a time control, `base_ms` is each side's clock at the start and
+/// `inc_ms` is added after each move (Fischer increment).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MoveLimits {
+    pub nodes: Option<u64>,
+    pub depth: Option<u32>,
+    pub tc: Option<TimeControl>,
+    /// Time limit per move in ms (no clock).
+    pub movetime_ms: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TimeControl {
+    pub base_ms: u64,
+    pub inc_ms: u64,
+}
+
+impl TimeControl {
+    /// Parses `base+inc` in seconds (`10+0.1`, `60`), as cutechess's `tc=`.
+    pub fn parse(text: &str) -> Result<TimeControl, String> {
+        let (b, i) = text.split_once('+').unwrap_or((text, "0"));
+        let secs = |s: &str| -> Result<u64, String> {
+            let v: f64 = s
+                .trim()
+                .parse()
+                .map_err(|_| format!("time control '{text}': '{s}' is not a number of seconds"))?;
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(format!("time control '{text}': '{s}' is negative"));
+            }
+            Ok((v * 1000.0).round() as u64)
+        };
+        let tc = TimeControl {
+            base_ms: secs(b)?,
+            inc_ms: secs(i)?,
+        };
+        if tc.base_ms == 0 && tc.inc_ms == 0 {
+            return Err(format!("time control '{text}' gives no time"));
+        }
+        Ok(tc)
+    }
+}
+
+impl fmt::Display for TimeControl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}+{}",
+            self.base_ms as f64 / 1000.0,
+            self.inc_ms as f64 / 1000.0
+        )
+    }
+}
+
+/// Score adjudication, cutechess style but two-sided: both engines must agree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Adjudication {
+    /// Draw when, from full move `draw_move_number` on, the last `draw_move_count` moves of
+    /// each side all scored within `draw_score` cp of zero.
+    pub draw: Option<DrawAdjudication>,
+    /// Resign when the last `resign_move_count` moves of each side all scored the same side
+    /// at least `resign_score` cp ahead.
+    pub resign: Option<ResignAdjudication>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct DrawAdjudication {
+    pub move_number: u32,
+    pub move_count: u32,
+    pub score: i32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ResignAdjudication {
+    pub move_count: u32,
+    pub score: i32,
+}
+
+/// How a game ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Termination {
+    /// A ruling of the rules core.
+    Rules {
+        reason: String,
+    },
+    /// The maximum number of plies was reached: draw.
+    MaxPlies,
+    /// Both engines agreed the game was drawn.
+    DrawAdjudication,
+    /// Both engines agreed `loser` was lost.
+    ResignAdjudication {
+        loser: ColorName,
+    },
+    IllegalMove {
+        loser: ColorName,
+        mv: String,
+    },
+    Crash {
+        loser: ColorName,
+        message: String,
+    },
+    TimeForfeit {
+        loser: ColorName,
+    },
+}
+
+/// `Color` for records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ColorName {
+    Red,
+    Black,
+}
+
+impl From<Color> for ColorName {
+    fn from(c: Color) -> ColorName {
+        match c {
+            Color::Red => ColorName::Red,
+            Color::Black => ColorName::Black,
+        }
+    }
+}
+
+impl fmt::Display for ColorName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ColorName::Red => "Red",
+            ColorName::Black => "Black",
+        })
+    }
+}
+
+impl Termination {
+    /// The PGN `[Termination]` value.
+    pub fn pgn_tag(&self) -> &'static str {
+        match self {
+            Termination::Rules { .. } => "normal",
+            Termination::MaxPlies
+            | Termination::DrawAdjudication
+            | Termination::ResignAdjudication { .. } => "adjudication",
+            Termination::IllegalMove { .. } => "rules infraction",
+            Termination::Crash { .. } => "abandoned",
+            Termination::TimeForfeit { .. } => "time forfeit",
+        }
+    }
+}
+
+impl fmt::Display for Termination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Termination::Rules { reason } => f.write_str(reason),
+            Termination::MaxPlies => f.write_str("maximum game length"),
+            Termination::DrawAdjudication => f.write_str("draw by adjudication"),
+            Termination::ResignAdjudication { loser } => {
+                write!(f, "{loser} resigns by adjudication")
+            }
+            Termination::IllegalMove { loser, mv } => {
+                write!(f, "{loser} makes an illegal move: {mv}")
+            }
+            Termination::Crash { loser, message } => write!(f, "{loser} {message}"),
+            Termination::TimeForfeit { loser } => write!(f, "{loser} loses on time"),
+        }
+    }
+}
+
+/// Settings of the referee.
+#[derive(Clone, Debug)]
+pub struct GameSettings {
+    pub limits: MoveLimits,
+    /// Plies played by the engines (after the opening) before the game is drawn.
+    pub max_plies: usize,
+    pub adjudication: Adjudication,
+    /// Grace over the clock before a time forfeit, in ms (cutechess `timemargin`).
+    pub time_margin_ms: u64,
+}
+
+/// A finished game.
+#[derive(Clone, Debug, Serialize)]
+pub struct GameRecord {
+    /// Index in the match (game `2p` and `2p+1` form pair `p`).
+    pub index: usize,
+    pub red: String,
+    pub black: String,
+    pub red_hash: Option<String>,
+    pub black_hash: Option<String>,
+    /// Whether engine A had red.
+    pub a_is_red: bool,
+    pub opening_fen: String,
+    #[serde(serialize_with = "ser_moves")]
+    pub opening_moves: Vec<Move>,
+    /// FEN after the opening moves.
+    pub start_fen: String,
+    #[serde(serialize_with = "ser_moves")]
+    pub moves: Vec<Move>,
+    /// Scores (cp, mover's view) of the engine moves, if given.
+    pub scores: Vec<Option<i32>>,
+    #[serde(serialize_with = "ser_result")]
+    pub result: GameResult,
+    pub termination: Termination,
+}
+
+fn ser_moves<S: serde::Serializer>(moves: &[Move], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(moves.iter().map(|m| m.to_string()))
+}
+
+fn ser_result<S: serde::Serializer>(r: &GameResult, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(r.pgn())
+}
+
+impl GameRecord {
+    /// A's score in this game (1, 0.5, 0).
+    pub fn score_a(&self) -> f64 {
+        let a = if self.a_is_red {
+            Color::Red
+        } else {
+            Color::Black
+        };
+        self.result.score_for(a)
+    }
+}
+
+/// Identity of a player in the records.
+#[derive(Clone, Debug)]
+pub struct Seat {
+    pub name: String,
+    pub hash: Option<String>,
+}
+
+/// Plays one game from `opening`; `players[0]` is red.
+pub fn play_game(
+    index: usize,
+    players: [&mut dyn Player; 2],
+    seats: [&Seat; 2],
+    a_is_red: bool,
+    opening: &Opening,
+    settings: &GameSettings,
+) -> GameRecord {
+    let [red, black] = players;
+    let mut players: [&mut dyn Player; 2] = [red, black];
+    let mut pos = opening.position();
+    let start_fen = pos.to_fen();
+    let mut all_moves: Vec<Move> = opening.moves.clone();
+    let mut moves = Vec::new();
+    let mut scores: Vec<Option<i32>> = Vec::new();
+    let mut clocks = settings.limits.tc.map(|tc| [tc.base_ms, tc.base_ms]);
+
+    let finish =
+        |result: GameResult, termination: Termination, moves: Vec<Move>, scores| GameRecord {
+            index,
+            red: seats[0].name.clone(),
+            black: seats[1].name.clone(),
+            red_hash: seats[0].hash.clone(),
+            black_hash: seats[1].hash.clone(),
+            a_is_red,
+            opening_fen: opening.fen.clone(),
+            opening_moves: opening.moves.clone(),
+            start_fen: start_fen.clone(),
+            moves,
+            scores,
+            result,
+            termination,
+        };
+
+    for (i, p) in players.iter_mut().enumerate() {
+        if let Err(e) = p.new_game() {
+            let c = if i == 0 { Color::Red } else { Color::Black };
+            p.reset();
+            return finish(
+                GameResult::win_for(c.flip()),
+                Termination::Crash {
+                    loser: c.into(),
+                    message: e.to_string(),
+                },
+                moves,
+                scores,
+            );
+        }
+    }
+
+    loop {
+        if let Some(o) = pos.outcome() {
+            return finish(
+                o.result,
+                Termination::Rules {
+                    reason: reason_text(o.reason),
+                },
+                moves,
+                scores,
+            );
+        }
+        if moves.len() >= settings.max_plies {
+            return finish(GameResult::Draw, Termination::MaxPlies, moves, scores);
+        }
+        let us = pos.side_to_move();
+        let player = &mut players[us.index()];
+        let started = Instant::now();
+        let reply = player.go(&GoRequest {
+            start_fen: &opening.fen,
+            moves: &all_moves,
+            pos: &pos,
+            limits: &settings.limits,
+            clocks,
+        });
+        let elapsed = started.elapsed().as_millis() as u64;
+        let forfeit = |t: Termination| (GameResult::win_for(us.flip()), t);
+        let reply = match reply {
+            Ok(r) => r,
+            Err(e) => {
+                player.reset();
+                let (r, t) = match e {
+                    PlayerError::Timeout => forfeit(Termination::TimeForfeit { loser: us.into() }),
+                    PlayerError::Crash(_) => forfeit(Termination::Crash {
+                        loser: us.into(),
+                        message: e.to_string(),
+                    }),
+                };
+                return finish(r, t, moves, scores);
+            }
+        };
+        if let (Some(c), Some(tc)) = (clocks.as_mut(), settings.limits.tc) {
+            let left = c[us.index()];
+            if elapsed > left + settings.time_margin_ms {
+                let (r, t) = forfeit(Termination::TimeForfeit { loser: us.into() });
+                return finish(r, t, moves, scores);
+            }
+            c[us.index()] = left.saturating_sub(elapsed) + tc.inc_ms;
+        }
+        let m = match pos.parse_move(&reply.mv) {
+            Ok(m) => m,
+            Err(_) => {
+                player.reset();
+                let (r, t) = forfeit(Termination::IllegalMove {
+                    loser: us.into(),
+                    mv: reply.mv.clone(),
+                });
+                return finish(r, t, moves, scores);
+            }
+        };
+        pos.make_move(m);
+        moves.push(m);
+        all_moves.push(m);
+        scores.push(reply.score);
+        if let Some((r, t)) = adjudicate(&settings.adjudication, &scores, &pos) {
+            return finish(r, t, moves, scores);
+        }
+    }
+}
+
+fn reason_text(r: Reason) -> String {
+    r.to_string()
+}
+
+/// Two-sided score adjudication over the engine moves so far. `scores[i]` is from the mover's
+/// view; the last move was made by the side not to move in `pos`.
+fn adjudicate(
+    adj: &Adjudication,
+    scores: &[Option<i32>],
+    pos: &Position,
+) -> Option<(GameResult, Termination)> {
+    let last_mover = pos.side_to_move().flip();
+    // Scores from red's view, newest first.
+    let red_view = |k: usize| -> Option<i32> {
+        let s = scores[scores.len() - 1 - k]?;
+        let mover = if k.is_multiple_of(2) {
+            last_mover
+        } else {
+            last_mover.flip()
+        };
+        Some(s * mover.sign())
+    };
+    if let Some(r) = adj.resign {
+        let n = 2 * r.move_count as usize;
+        if n > 0 && scores.len() >= n {
+            let v: Option<Vec<i32>> = (0..n).map(red_view).collect();
+            if let Some(v) = v {
+                if v.iter().all(|&s| s >= r.score) {
+                    return Some((
+                        GameResult::RedWins,
+                        Termination::ResignAdjudication {
+                            loser: ColorName::Black,
+                        },
+                    ));
+                }
+                if v.iter().all(|&s| s <= -r.score) {
+                    return Some((
+                        GameResult::BlackWins,
+                        Termination::ResignAdjudication {
+                            loser: ColorName::Red,
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(d) = adj.draw {
+        let n = 2 * d.move_count as usize;
+        if n > 0 && scores.len() >= n && pos.fullmove() >= d.move_number {
+            let v: Option<Vec<i32>> = (0..n).map(red_view).collect();
+            if let Some(v) = v
+                && v.iter().all(|&s| s.abs() <= d.score)
+            {
+                return Some((GameResult::Draw, Termination::DrawAdjudication));
+            }
+        }
+    }
+    None
+}
+
+/// This engine in-process: a fresh [`Searcher`] (fresh tables) for every game, single-threaded,
+/// so node-limited games are reproducible.
+pub struct InProcessPlayer {
+    eval: Arc<EvalParams>,
+    params: Arc<SearchParams>,
+    hash_mb: usize,
+    searcher: Option<Searcher>,
+}
+
+impl InProcessPlayer {
+    pub fn new(eval: Arc<EvalParams>, params: Arc<SearchParams>, hash_mb: usize) -> Self {
+        InProcessPlayer {
+            eval,
+            params,
+            hash_mb,
+            searcher: None,
+        }
+    }
+}
+
+impl Player for InProcessPlayer {
+    fn new_game(&mut self) -> Result<(), PlayerError> {
+        self.searcher = Some(Searcher::new(
+            self.eval.clone(),
+            self.params.clone(),
+            self.hash_mb,
+        ));
+        Ok(())
+    }
+
+    fn go(&mut self, req: &GoRequest) -> Result<Reply, PlayerError> {
+        let searcher = match &mut self.searcher {
+            Some(s) => s,
+            None => self.searcher.insert(Searcher::new(
+                self.eval.clone(),
+                self.params.clone(),
+                self.hash_mb,
+            )),
+        };
+        let us = req.pos.side_to_move().index();
+        let limits = SearchLimits {
+            depth: req.limits.depth,
+            nodes: req.limits.nodes,
+            movetime_ms: req.limits.movetime_ms,
+            time_ms: req.clocks.map(|c| c[us]),
+            inc_ms: req.limits.tc.map(|tc| tc.inc_ms),
+            ..Default::default()
+        };
+        let r = searcher.search(req.pos, &limits, &mut |_| {});
+        if r.best_move.is_null() {
+            return Err(PlayerError::Crash("the search returned no move".into()));
+        }
+        Ok(Reply {
+            mv: r.best_move.to_string(),
+            score: Some(r.score),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_control_parsing() {
+        assert_eq!(
+            TimeControl::parse("10+0.1"),
+            Ok(TimeControl {
+                base_ms: 10_000,
+                inc_ms: 100
+            })
+        );
+        assert_eq!(
+            TimeControl::parse("60"),
+            Ok(TimeControl {
+                base_ms: 60_000,
+                inc_ms: 0
+            })
+        );
+        assert!(TimeControl::parse("x+1").unwrap_err().contains("'x'"));
+        assert!(TimeControl::parse("-1+0").is_err());
+        assert!(TimeControl::parse("0+0").is_err());
+    }
+
+    /// Startpos after `n` plies of horse shuffles (no captures): who moves next alternates.
+    fn pos_after(n: usize) -> Position {
+        let mut p = Position::startpos();
+        let cycle = ["h0g2", "h9g7", "g2h0", "g7h9"];
+        for i in 0..n {
+            let m = p.parse_move(cycle[i % 4]).unwrap();
+            p.make_move(m);
+        }
+        p
+    }
+
+    #[test]
+    fn resign_needs_both_sides_to_agree() {
+        let adj = Adjudication {
+            draw: None,
+            resign: Some(ResignAdjudication {
+                move_count: 2,
+                score: 500,
+            }),
+        };
+        // Mover's view: red (even plies) says +600, black says -600: both agree red wins.
+        let agree = [Some(600), Some(-600), Some(700), Some(-650)];
+        let (r, t) = adjudicate(&adj, &agree, &pos_after(4)).unwrap();
+        assert_eq!(r, GameResult::RedWins);
+        assert_eq!(
+            t,
+            Termination::ResignAdjudication {
+                loser: ColorName::Black
+            }
+        );
+        // Black disagrees once: no ruling.
+        let disagree = [Some(600), Some(-600), Some(700), Some(-100)];
+        assert!(adjudicate(&adj, &disagree, &pos_after(4)).is_none());
+        // Too few moves.
+        assert!(adjudicate(&adj, &agree[..3], &pos_after(3)).is_none());
+        // A missing score never adjudicates.
+        let missing = [Some(600), None, Some(700), Some(-650)];
+        assert!(adjudicate(&adj, &missing, &pos_after(4)).is_none());
+        // Black winning, seen after a black move (odd count).
+        let black = [Some(0), Some(800), Some(-900), Some(800), Some(-900)];
+        let (r, _) = adjudicate(&adj, &black, &pos_after(5)).unwrap();
+        assert_eq!(r, GameResult::BlackWins);
+    }
+
+    #[test]
+    fn draw_adjudication_waits_for_the_move_number() {
+        let adj = Adjudication {
+            draw: Some(DrawAdjudication {
+                move_number: 3,
+                move_count: 2,
+                score: 10,
+            }),
+            resign: None,
+        };
+        let quiet = [Some(5), Some(-3), Some(0), Some(8)];
+        // After 4 plies the full move number is 3.
+        let p = pos_after(4);
+        assert_eq!(p.fullmove(), 3);
+        assert_eq!(
+            adjudicate(&adj, &quiet, &p).map(|x| x.1),
+            Some(Termination::DrawAdjudication)
+        );
+        let early = Adjudication {
+            draw: Some(DrawAdjudication {
+                move_number: 4,
+                ..adj.draw.unwrap()
+            }),
+            resign: None,
+        };
+        assert!(adjudicate(&early, &quiet, &p).is_none());
+        let loud = [Some(5), Some(-3), Some(50), Some(8)];
+        assert!(adjudicate(&adj, &loud, &p).is_none());
+        assert!(adjudicate(&Adjudication::default(), &quiet, &p).is_none());
+    }
+}

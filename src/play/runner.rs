@@ -1,0 +1,321 @@
+//! The match runner: games on a rayon pool (one game per worker at a time, each search
+//! single-threaded), handed out in index order, results stored by game index so that the
+//! outcome does not depend on the concurrency or on which worker finished first.
+//!
+//! Game `2p` and `2p + 1` form pair `p`: the same opening with colours swapped, engine A red
+//! in the first. The opening of pair `p` is the `p`-th of the suite shuffled by the seed.
+//! The SPRT is evaluated on the longest prefix of finished pairs after each game, so the pair at
+//! which it stops is the same in every run; games already started past that point are dropped.
+
+use super::external::{ExternalConfig, ExternalPlayer};
+use super::game::{GameRecord, GameSettings, InProcessPlayer, MoveLimits, Player, Seat, play_game};
+use super::openings::{Opening, default_openings};
+use super::stats::{MatchResult, SprtStatus, SprtVerdict};
+use super::{EngineConfig, MatchConfig};
+use crate::core::Variant;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum MatchError {
+    #[error("{0} is not yet supported by the match runner")]
+    Unsupported(String),
+    #[error("invalid match configuration: {0}")]
+    Config(String),
+    #[error("cannot build the thread pool: {0}")]
+    ThreadPool(String),
+}
+
+/// One side of a match: this engine in-process, or an external UCI/UCCI program.
+#[derive(Clone, Debug)]
+pub enum Engine {
+    Internal(EngineConfig),
+    External(ExternalConfig),
+}
+
+impl From<EngineConfig> for Engine {
+    fn from(c: EngineConfig) -> Engine {
+        Engine::Internal(c)
+    }
+}
+
+impl Engine {
+    pub fn name(&self) -> &str {
+        match self {
+            Engine::Internal(c) => &c.name,
+            Engine::External(c) => &c.name,
+        }
+    }
+
+    /// What the PGN records to identify the parameters (the eval params hash).
+    pub fn params_hash(&self) -> Option<String> {
+        match self {
+            Engine::Internal(c) => Some(format!("{:016x}", c.eval.hash())),
+            Engine::External(_) => None,
+        }
+    }
+
+    fn seat(&self) -> Seat {
+        Seat {
+            name: self.name().to_string(),
+            hash: self.params_hash(),
+        }
+    }
+
+    fn player(&self, hash_mb: usize) -> Box<dyn Player> {
+        match self {
+            Engine::Internal(c) => Box::new(InProcessPlayer::new(
+                c.eval.clone(),
+                c.search.clone(),
+                hash_mb,
+            )),
+            Engine::External(c) => Box::new(ExternalPlayer::new(c.clone())),
+        }
+    }
+}
+
+/// Live state handed to the progress callback after each game.
+#[derive(Clone, Debug)]
+pub struct MatchProgress {
+    pub finished: usize,
+    pub total: usize,
+    /// Every finished game (pentanomial: every finished pair).
+    pub live: MatchResult,
+    /// The SPRT over the prefix of finished pairs, if one was asked for.
+    pub sprt: Option<SprtStatus>,
+}
+
+/// Everything a match produced.
+#[derive(Clone, Debug)]
+pub struct MatchReport {
+    pub result: MatchResult,
+    /// The counted games, by index.
+    pub games: Vec<GameRecord>,
+    pub sprt: Option<SprtStatus>,
+    pub games_planned: usize,
+    pub elapsed: Duration,
+    /// Stopped before `games_planned` by the SPRT or by the stop flag.
+    pub stopped_early: bool,
+}
+
+impl MatchReport {
+    pub fn games_per_minute(&self) -> f64 {
+        self.games.len() as f64 * 60.0 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The counts over a list of records (pairs are games `2p`, `2p+1` both present).
+pub fn tally(games: &[GameRecord]) -> MatchResult {
+    let mut r = MatchResult::default();
+    let mut by_index = std::collections::BTreeMap::new();
+    for g in games {
+        r.add_game(g.score_a());
+        by_index.insert(g.index, g.score_a());
+    }
+    for (&i, &s) in &by_index {
+        if i % 2 == 0
+            && let Some(&t) = by_index.get(&(i + 1))
+        {
+            r.add_pair(s + t);
+        }
+    }
+    r
+}
+
+struct Shared {
+    records: Vec<Option<GameRecord>>,
+    finished: usize,
+    live: MatchResult,
+    prefix_pairs: usize,
+    prefix: MatchResult,
+    sprt: Option<SprtStatus>,
+    decided_pairs: Option<usize>,
+}
+
+/// The opening order for a seed: the suite shuffled with ChaCha8 (reproducible everywhere).
+pub fn opening_order(n: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    order
+}
+
+/// Plays the match; `progress` is called (under a lock, from a worker) after every game.
+pub fn run_match_with_progress(
+    a: &Engine,
+    b: &Engine,
+    cfg: &MatchConfig,
+    progress: &(dyn Fn(&MatchProgress) + Sync),
+) -> Result<MatchReport, MatchError> {
+    if cfg.variant == Variant::Jieqi {
+        // Design: pair p plays a deal drawn from ChaCha8(seed, p), twice with colours swapped,
+        // exactly like an opening; it needs the Jieqi arbiter of the rules core.
+        return Err(MatchError::Unsupported(
+            "Jieqi (the rules core has no dealing arbiter yet)".into(),
+        ));
+    }
+    if cfg.nodes.is_none() && cfg.depth.is_none() && cfg.tc.is_none() && cfg.movetime_ms.is_none() {
+        return Err(MatchError::Config(
+            "no limit per move: give nodes, depth, a time control or a move time".into(),
+        ));
+    }
+    if let Some(s) = &cfg.sprt {
+        s.validate().map_err(MatchError::Config)?;
+    }
+    let openings: Arc<Vec<Opening>> = match &cfg.openings {
+        Some(o) if !o.is_empty() => o.clone(),
+        Some(_) => return Err(MatchError::Config("the opening suite is empty".into())),
+        None => Arc::new(default_openings()),
+    };
+    let order = opening_order(openings.len(), cfg.seed);
+    let total = cfg.games;
+    let threads = match cfg.concurrency {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .clamp(1, total.max(1));
+    let settings = GameSettings {
+        limits: MoveLimits {
+            nodes: cfg.nodes,
+            depth: cfg.depth,
+            tc: cfg.tc,
+            movetime_ms: cfg.movetime_ms,
+        },
+        max_plies: cfg.max_plies,
+        adjudication: cfg.adjudication,
+        time_margin_ms: cfg.time_margin_ms,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("match-{i}"))
+        .build()
+        .map_err(|e| MatchError::ThreadPool(e.to_string()))?;
+
+    let started = Instant::now();
+    let next = AtomicUsize::new(0);
+    let halt = AtomicBool::new(false);
+    let shared = Mutex::new(Shared {
+        records: vec![None; total],
+        finished: 0,
+        live: MatchResult::default(),
+        prefix_pairs: 0,
+        prefix: MatchResult::default(),
+        sprt: None,
+        decided_pairs: None,
+    });
+    let (seat_a, seat_b) = (a.seat(), b.seat());
+    let user_stop = cfg.stop.clone();
+    let stopped = || {
+        halt.load(Ordering::Relaxed)
+            || user_stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+    };
+
+    pool.scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|_| {
+                let mut pa = a.player(cfg.hash_mb);
+                let mut pb = b.player(cfg.hash_mb);
+                loop {
+                    if stopped() {
+                        break;
+                    }
+                    let g = next.fetch_add(1, Ordering::SeqCst);
+                    if g >= total {
+                        break;
+                    }
+                    let pair = g / 2;
+                    let a_is_red = g.is_multiple_of(2);
+                    let opening = &openings[order[pair % order.len()]];
+                    let rec = if a_is_red {
+                        play_game(
+                            g,
+                            [&mut *pa, &mut *pb],
+                            [&seat_a, &seat_b],
+                            true,
+                            opening,
+                            &settings,
+                        )
+                    } else {
+                        play_game(
+                            g,
+                            [&mut *pb, &mut *pa],
+                            [&seat_b, &seat_a],
+                            false,
+                            opening,
+                            &settings,
+                        )
+                    };
+                    let mut sh = match shared.lock() {
+                        Ok(s) => s,
+                        Err(p) => p.into_inner(),
+                    };
+                    let score = rec.score_a();
+                    sh.live.add_game(score);
+                    let partner = g ^ 1;
+                    if partner < total
+                        && let Some(other) = &sh.records[partner]
+                    {
+                        let t = other.score_a();
+                        sh.live.add_pair(score + t);
+                    }
+                    sh.records[g] = Some(rec);
+                    sh.finished += 1;
+                    // Advance the prefix of finished pairs and run the SPRT on each new length.
+                    while sh.decided_pairs.is_none() {
+                        let p = sh.prefix_pairs;
+                        if 2 * p + 1 >= total {
+                            break;
+                        }
+                        let (s0, s1) = match (&sh.records[2 * p], &sh.records[2 * p + 1]) {
+                            (Some(x), Some(y)) => (x.score_a(), y.score_a()),
+                            _ => break,
+                        };
+                        sh.prefix.add_game(s0);
+                        sh.prefix.add_game(s1);
+                        sh.prefix.add_pair(s0 + s1);
+                        sh.prefix_pairs += 1;
+                        if let Some(c) = &cfg.sprt {
+                            let st = c.status(&sh.prefix);
+                            sh.sprt = Some(st);
+                            if st.verdict != SprtVerdict::Continue {
+                                sh.decided_pairs = Some(sh.prefix_pairs);
+                                halt.store(true, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                    progress(&MatchProgress {
+                        finished: sh.finished,
+                        total,
+                        live: sh.live,
+                        sprt: sh.sprt,
+                    });
+                }
+            });
+        }
+    });
+
+    let sh = match shared.into_inner() {
+        Ok(s) => s,
+        Err(p) => p.into_inner(),
+    };
+    let games: Vec<GameRecord> = match sh.decided_pairs {
+        Some(k) => sh.records.into_iter().take(2 * k).flatten().collect(),
+        None => sh.records.into_iter().flatten().collect(),
+    };
+    let result = tally(&games);
+    let sprt = cfg.sprt.map(|c| c.status(&result));
+    Ok(MatchReport {
+        stopped_early: games.len() < total,
+        result,
+        games,
+        sprt,
+        games_planned: total,
+        elapsed: started.elapsed(),
+    })
+}

@@ -1,0 +1,563 @@
+//! The engine's text protocol: UCI as Pikafish speaks it for Xiangqi, and the UCCI dialect
+//! (ElephantEye, Fairy-Stockfish) when the first command is `ucci`.
+//!
+//! The search runs in its own thread so that `stop`, `isready` and `quit` are answered while it
+//! thinks. A malformed or unknown line is answered with `info string error: ...` and the engine
+//! keeps going; a `position` command with a bad FEN or an illegal move leaves the previous
+//! position in place.
+
+use crate::core::{Move, Position};
+use crate::eval::EvalParams;
+use crate::search::{SearchInfo, SearchLimits, SearchParams, Searcher, Skill};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// `xqtune uci` options.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct UciArgs {
+    /// Evaluation parameters file (default: the embedded params/xiangqi.json).
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Search parameters file (default: the embedded params/search.json).
+    #[arg(long)]
+    pub search_params: Option<PathBuf>,
+}
+
+pub const ENGINE_NAME: &str = concat!("xqtune ", env!("CARGO_PKG_VERSION"));
+pub const ENGINE_AUTHOR: &str = "the xqtune authors";
+const DEFAULT_HASH_MB: usize = 16;
+const MAX_HASH_MB: usize = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    Uci,
+    Ucci,
+}
+
+/// Where protocol output goes (stdout in the binary, a buffer in tests).
+pub type Output = Arc<Mutex<Box<dyn Write + Send>>>;
+
+fn emit(out: &Output, line: &str) {
+    let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = writeln!(w, "{line}");
+    let _ = w.flush();
+}
+
+/// Protocol state: the position, options, and the searcher shared with the search thread.
+pub struct Engine {
+    out: Output,
+    protocol: Protocol,
+    pos: Position,
+    searcher: Arc<Mutex<Searcher>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    /// Whether the running search is `infinite` (it then only ends on `stop`).
+    infinite: bool,
+    hash_mb: usize,
+    skill: Skill,
+    /// UCCI times are in seconds unless `setoption usemillisec true`.
+    ucci_millisec: bool,
+}
+
+impl Engine {
+    pub fn new(eval: EvalParams, params: SearchParams, out: Output) -> Engine {
+        let searcher = Searcher::new(Arc::new(eval), Arc::new(params), DEFAULT_HASH_MB);
+        let stop = searcher.stop_handle();
+        Engine {
+            out,
+            protocol: Protocol::Uci,
+            pos: Position::startpos(),
+            searcher: Arc::new(Mutex::new(searcher)),
+            stop,
+            thread: None,
+            infinite: false,
+            hash_mb: DEFAULT_HASH_MB,
+            skill: Skill::Expert,
+            ucci_millisec: false,
+        }
+    }
+
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+
+    /// The current position (after `position ...`).
+    pub fn position(&self) -> &Position {
+        &self.pos
+    }
+
+    fn say(&self, line: &str) {
+        emit(&self.out, line);
+    }
+
+    fn error(&self, msg: &str) {
+        self.say(&format!("info string error: {msg}"));
+    }
+
+    /// Waits for the running search (if any) to finish on its own.
+    fn wait_search(&mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+
+    fn stop_search(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.wait_search();
+    }
+
+    fn lock_searcher(&self) -> std::sync::MutexGuard<'_, Searcher> {
+        self.searcher.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Handles one input line; returns false on `quit`.
+    pub fn handle_line(&mut self, line: &str) -> bool {
+        let line = line.trim();
+        if line.is_empty() {
+            return true;
+        }
+        let mut parts = line.splitn(2, char::is_whitespace);
+        let cmd = parts.next().unwrap_or("");
+        let rest = parts.next().unwrap_or("").trim();
+        match cmd {
+            "uci" => {
+                self.protocol = Protocol::Uci;
+                self.cmd_uci();
+            }
+            "ucci" => {
+                self.protocol = Protocol::Ucci;
+                self.cmd_ucci();
+            }
+            "isready" => self.say("readyok"),
+            "ucinewgame" => {
+                self.wait_search();
+                self.lock_searcher().new_game();
+                self.pos = Position::startpos();
+            }
+            "setoption" => {
+                self.wait_search();
+                if let Err(e) = self.cmd_setoption(rest) {
+                    self.error(&e);
+                }
+            }
+            "position" => match parse_position(rest) {
+                Ok(p) => self.pos = p,
+                Err(e) => self.error(&format!("{e}; position unchanged")),
+            },
+            "go" => {
+                if let Err(e) = self.cmd_go(rest) {
+                    self.error(&e);
+                }
+            }
+            "stop" => self.stop_search(),
+            "ponderhit" => {}
+            "banmoves" if self.protocol == Protocol::Ucci => {
+                self.error("banmoves is not supported; ignored");
+            }
+            "d" => {
+                for l in self.pos.to_string().lines() {
+                    self.say(l);
+                }
+            }
+            "quit" => {
+                self.stop_search();
+                if self.protocol == Protocol::Ucci {
+                    self.say("bye");
+                }
+                return false;
+            }
+            _ => self.error(&format!("unknown command '{line}'")),
+        }
+        true
+    }
+
+    /// End of input: a finite search is allowed to finish (so `echo "go depth 8" | xqtune`
+    /// works), an infinite one is stopped.
+    pub fn finish(&mut self) {
+        if self.infinite {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        self.wait_search();
+    }
+
+    fn cmd_uci(&self) {
+        self.say(&format!("id name {ENGINE_NAME}"));
+        self.say(&format!("id author {ENGINE_AUTHOR}"));
+        self.say(&format!(
+            "option name Hash type spin default {DEFAULT_HASH_MB} min 1 max {MAX_HASH_MB}"
+        ));
+        self.say("option name Threads type spin default 1 min 1 max 1");
+        self.say("option name Clear Hash type button");
+        self.say("option name ParamsFile type string default <empty>");
+        self.say("option name SearchParamsFile type string default <empty>");
+        self.say(
+            "option name Skill type combo default expert var easy var medium var hard var expert",
+        );
+        self.say("option name UCI_Variant type combo default xiangqi var xiangqi");
+        self.say("uciok");
+    }
+
+    fn cmd_ucci(&self) {
+        self.say(&format!("id name {ENGINE_NAME}"));
+        self.say("id copyright MIT licence");
+        self.say(&format!("id author {ENGINE_AUTHOR}"));
+        self.say(&format!(
+            "option hashsize type spin min 1 max {MAX_HASH_MB} default {DEFAULT_HASH_MB}"
+        ));
+        self.say("option threads type spin min 1 max 1 default 1");
+        self.say("option usemillisec type check default false");
+        self.say("option paramsfile type string default <empty>");
+        self.say("option searchparamsfile type string default <empty>");
+        self.say("option skill type combo var easy var medium var hard var expert default expert");
+        self.say("ucciok");
+    }
+
+    fn cmd_setoption(&mut self, rest: &str) -> Result<(), String> {
+        // UCI: `name <name words> [value <value words>]`; UCCI: `<name> <value>`.
+        let (name, value) = if let Some(r) = rest.strip_prefix("name ") {
+            match r.find(" value ") {
+                Some(i) => (r[..i].trim().to_string(), r[i + 7..].trim().to_string()),
+                None => (
+                    r.trim().trim_end_matches(" value").to_string(),
+                    String::new(),
+                ),
+            }
+        } else {
+            let mut it = rest.splitn(2, char::is_whitespace);
+            let n = it.next().unwrap_or("").to_string();
+            (n, it.next().unwrap_or("").trim().to_string())
+        };
+        if name.is_empty() {
+            return Err("setoption needs an option name".into());
+        }
+        let value = if value == "<empty>" {
+            String::new()
+        } else {
+            value
+        };
+        match name.to_ascii_lowercase().as_str() {
+            "hash" | "hashsize" => {
+                let mb: usize = value
+                    .parse()
+                    .map_err(|_| format!("option {name}: '{value}' is not a number of MB"))?;
+                if !(1..=MAX_HASH_MB).contains(&mb) {
+                    return Err(format!("option {name}: {mb} outside 1..{MAX_HASH_MB}"));
+                }
+                self.hash_mb = mb;
+                self.lock_searcher().resize_hash(mb);
+            }
+            "threads" => {
+                if value.trim() != "1" {
+                    return Err(format!(
+                        "option Threads: only 1 thread is supported, got '{value}'"
+                    ));
+                }
+            }
+            "clear hash" => self.lock_searcher().new_game(),
+            "paramsfile" => {
+                let p = if value.is_empty() {
+                    EvalParams::default()
+                } else {
+                    EvalParams::load(Path::new(&value))
+                        .map_err(|e| format!("ParamsFile '{value}': {e}"))?
+                };
+                let mut s = self.lock_searcher();
+                s.eval = Arc::new(p);
+                s.new_game();
+            }
+            "searchparamsfile" => {
+                let p = if value.is_empty() {
+                    SearchParams::default()
+                } else {
+                    SearchParams::load(Path::new(&value))
+                        .map_err(|e| format!("SearchParamsFile '{value}': {e}"))?
+                };
+                self.lock_searcher().params = Arc::new(p);
+            }
+            "skill" => {
+                self.skill = Skill::parse(&value).ok_or_else(|| {
+                    format!("option Skill: '{value}' is not one of easy, medium, hard, expert")
+                })?;
+            }
+            "uci_variant" => {
+                if !value.eq_ignore_ascii_case("xiangqi") {
+                    return Err(format!("option UCI_Variant: '{value}' is not supported"));
+                }
+            }
+            "usemillisec" if self.protocol == Protocol::Ucci => {
+                self.ucci_millisec = match value.as_str() {
+                    "true" | "on" => true,
+                    "false" | "off" => false,
+                    _ => return Err(format!("option usemillisec: '{value}' is not true/false")),
+                };
+            }
+            // UCCI options that a GUI sends and this engine has no use for.
+            "batch" | "debug" | "ponder" | "usebook" | "bookfiles" | "loadbook" | "newgame"
+            | "promotion" | "idle" | "style" | "randomness" | "knowledge" | "pruning"
+            | "selectivity" | "drawmoves" | "repetition" | "ucci_variant"
+                if self.protocol == Protocol::Ucci =>
+            {
+                if name.eq_ignore_ascii_case("newgame") {
+                    self.lock_searcher().new_game();
+                }
+            }
+            _ => return Err(format!("unknown option '{name}'")),
+        }
+        Ok(())
+    }
+
+    fn cmd_go(&mut self, rest: &str) -> Result<(), String> {
+        if self.pos.dark() != 0 {
+            // Dark movers need chance nodes over their reveals (the Jieqi search).
+            return Err("searching Jieqi positions with dark pieces is not supported yet".into());
+        }
+        let limits = match self.protocol {
+            Protocol::Uci => parse_go_uci(rest, &self.pos)?,
+            Protocol::Ucci => parse_go_ucci(rest, self.ucci_millisec)?,
+        };
+        self.wait_search();
+        let limits = self.skill.apply(&limits);
+        self.infinite = limits.infinite;
+        self.stop.store(false, Ordering::Relaxed);
+        let searcher = self.searcher.clone();
+        let out = self.out.clone();
+        let pos = self.pos.clone();
+        let protocol = self.protocol;
+        let stop = self.stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("search".into())
+            .spawn(move || {
+                let mut s = searcher.lock().unwrap_or_else(|e| e.into_inner());
+                let result = s.search_keep_stop(&pos, &limits, &mut |i: &SearchInfo| {
+                    emit(&out, &info_line(i, protocol));
+                });
+                drop(s);
+                if limits.infinite {
+                    // UCI: an infinite search answers only after `stop`.
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                    }
+                }
+                emit(&out, &bestmove_line(result.best_move, protocol));
+            })
+            .map_err(|e| format!("cannot start the search thread: {e}"))?;
+        self.thread = Some(handle);
+        Ok(())
+    }
+}
+
+fn bestmove_line(m: Move, protocol: Protocol) -> String {
+    match (m.is_null(), protocol) {
+        (true, Protocol::Uci) => "bestmove (none)".into(),
+        (true, Protocol::Ucci) => "nobestmove".into(),
+        (false, _) => format!("bestmove {m}"),
+    }
+}
+
+/// One `info` line for a finished iteration.
+pub fn info_line(i: &SearchInfo, protocol: Protocol) -> String {
+    let pv: Vec<String> = i.pv.iter().map(|m| m.to_string()).collect();
+    let nps = i.nodes * 1000 / i.time_ms.max(1);
+    match protocol {
+        Protocol::Uci => {
+            let score = match i.mate_in {
+                Some(m) => format!("mate {m}"),
+                None => format!("cp {}", i.score),
+            };
+            format!(
+                "info depth {} seldepth {} score {score} nodes {} nps {nps} hashfull {} time {} pv {}",
+                i.depth,
+                i.seldepth,
+                i.nodes,
+                i.hashfull,
+                i.time_ms,
+                pv.join(" ")
+            )
+        }
+        Protocol::Ucci => format!(
+            "info depth {} score {} time {} nodes {} pv {}",
+            i.depth,
+            i.score,
+            i.time_ms,
+            i.nodes,
+            pv.join(" ")
+        ),
+    }
+}
+
+/// Parses the arguments of `position`: `startpos | fen <FEN> [moves m1 m2 ...]`. The result is
+/// a new position; the caller keeps the old one on error.
+pub fn parse_position(rest: &str) -> Result<Position, String> {
+    let tokens: Vec<&str> = rest.split_whitespace().collect();
+    let moves_at = tokens.iter().position(|&t| t == "moves");
+    let (setup, moves) = match moves_at {
+        Some(i) => (&tokens[..i], &tokens[i + 1..]),
+        None => (&tokens[..], &[][..]),
+    };
+    let mut pos = match setup.first() {
+        Some(&"startpos") if setup.len() == 1 => Position::startpos(),
+        Some(&"startpos") => {
+            return Err(format!(
+                "unexpected '{}' after 'position startpos'",
+                setup[1..].join(" ")
+            ));
+        }
+        Some(&"fen") => {
+            let fen = setup[1..].join(" ");
+            if fen.is_empty() {
+                return Err("'position fen' needs a FEN".into());
+            }
+            Position::from_fen(&fen).map_err(|e| format!("invalid FEN '{fen}': {e}"))?
+        }
+        Some(other) => {
+            return Err(format!(
+                "position needs 'startpos' or 'fen', found '{other}'"
+            ));
+        }
+        None => return Err("position needs 'startpos' or 'fen'".into()),
+    };
+    for (i, m) in moves.iter().enumerate() {
+        let mv = pos
+            .parse_move(m)
+            .map_err(|e| format!("move {} '{m}' refused: {e}", i + 1))?;
+        pos.make_move(mv);
+    }
+    Ok(pos)
+}
+
+fn number<T: std::str::FromStr>(key: &str, v: Option<&&str>) -> Result<T, String> {
+    let v = v.ok_or_else(|| format!("go {key} needs a value"))?;
+    v.parse()
+        .map_err(|_| format!("go {key}: '{v}' is not a valid number"))
+}
+
+/// Parses UCI `go` arguments; the clock of the side to move becomes `time_ms`.
+pub fn parse_go_uci(rest: &str, pos: &Position) -> Result<SearchLimits, String> {
+    let t: Vec<&str> = rest.split_whitespace().collect();
+    let mut l = SearchLimits::default();
+    let red = pos.side_to_move() == crate::core::Color::Red;
+    let mut i = 0;
+    while i < t.len() {
+        let key = t[i];
+        let v = t.get(i + 1);
+        match key {
+            "depth" => l.depth = Some(number(key, v)?),
+            "nodes" => l.nodes = Some(number(key, v)?),
+            "movetime" => l.movetime_ms = Some(number(key, v)?),
+            "wtime" | "btime" => {
+                // Clocks can go negative in some GUIs; treat that as no time left.
+                let ms: i64 = number(key, v)?;
+                if (key == "wtime") == red {
+                    l.time_ms = Some(ms.max(1) as u64);
+                }
+            }
+            "winc" | "binc" => {
+                let ms: i64 = number(key, v)?;
+                if (key == "winc") == red {
+                    l.inc_ms = Some(ms.max(0) as u64);
+                }
+            }
+            "movestogo" => l.movestogo = Some(number(key, v)?),
+            "infinite" => {
+                l.infinite = true;
+                i += 1;
+                continue;
+            }
+            "ponder" => {
+                i += 1;
+                continue;
+            }
+            "mate" => {
+                let _: u32 = number(key, v)?;
+            }
+            _ => return Err(format!("go: unknown or unsupported parameter '{key}'")),
+        }
+        i += 2;
+    }
+    Ok(l)
+}
+
+/// Parses UCCI `go [ponder|draw] depth D | nodes N | time T [movestogo M | increment I]
+/// [opptime ..]`. Times are seconds (Fairy-Stockfish's reading of UCCI) unless
+/// `usemillisec` is on.
+pub fn parse_go_ucci(rest: &str, millisec: bool) -> Result<SearchLimits, String> {
+    let t: Vec<&str> = rest.split_whitespace().collect();
+    let mut l = SearchLimits::default();
+    let scale = if millisec { 1.0 } else { 1000.0 };
+    let ms = |key: &str, v: Option<&&str>| -> Result<u64, String> {
+        let x: f64 = number(key, v)?;
+        if !x.is_finite() || x < 0.0 {
+            return Err(format!(
+                "go {key}: '{}' is not a valid time",
+                v.unwrap_or(&"")
+            ));
+        }
+        Ok((x * scale) as u64)
+    };
+    let mut i = 0;
+    while i < t.len() {
+        let key = t[i];
+        let v = t.get(i + 1);
+        match key {
+            "ponder" | "draw" | "infinite" => {
+                l.infinite |= key == "infinite";
+                i += 1;
+                continue;
+            }
+            "depth" if v == Some(&"infinite") => l.infinite = true,
+            "depth" => l.depth = Some(number(key, v)?),
+            "nodes" => l.nodes = Some(number(key, v)?),
+            "time" => l.time_ms = Some(ms(key, v)?.max(1)),
+            "increment" => l.inc_ms = Some(ms(key, v)?),
+            "movestogo" => l.movestogo = Some(number(key, v)?),
+            "opptime" | "oppincrement" | "oppmovestogo" => {
+                let _: f64 = number(key, v)?;
+            }
+            _ => return Err(format!("go: unknown or unsupported parameter '{key}'")),
+        }
+        i += 2;
+    }
+    Ok(l)
+}
+
+/// Runs the protocol on stdin/stdout until `quit` or end of input.
+pub fn run(eval: EvalParams, params: SearchParams) -> anyhow::Result<()> {
+    let out: Output = Arc::new(Mutex::new(Box::new(std::io::stdout())));
+    let mut engine = Engine::new(eval, params, out);
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if input.read_until(b'\n', &mut buf)? == 0 {
+            break;
+        }
+        match std::str::from_utf8(&buf) {
+            Ok(line) => {
+                if !engine.handle_line(line) {
+                    return Ok(());
+                }
+            }
+            Err(_) => engine.error("input line is not valid UTF-8"),
+        }
+    }
+    engine.finish();
+    Ok(())
+}
+
+/// `xqtune uci [--params FILE] [--search-params FILE]`.
+pub fn run_with_args(args: &UciArgs) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let eval = match &args.params {
+        Some(p) => EvalParams::load(p).with_context(|| format!("loading {}", p.display()))?,
+        None => EvalParams::default(),
+    };
+    let params = match &args.search_params {
+        Some(p) => SearchParams::load(p).with_context(|| format!("loading {}", p.display()))?,
+        None => SearchParams::default(),
+    };
+    run(eval, params)
+}

@@ -1,0 +1,101 @@
+//! The `xqtune perft` command run as a user runs it: output format and argument errors.
+
+use std::process::{Command, Output};
+
+fn xqtune(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(args)
+        .output()
+        .expect("run xqtune")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Parses the last line `nodes N time_ms T nps X`.
+fn summary(line: &str) -> u64 {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(f.len(), 6, "summary line '{line}'");
+    assert_eq!((f[0], f[2], f[4]), ("nodes", "time_ms", "nps"), "'{line}'");
+    f[3].parse::<u64>().expect("time_ms is a number");
+    f[5].parse::<u64>().expect("nps is a number");
+    f[1].parse().expect("nodes is a number")
+}
+
+#[test]
+fn perft_prints_the_node_count() {
+    let o = xqtune(&["perft", "--depth", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(summary(lines[0]), 79666);
+}
+
+#[test]
+fn divide_prints_one_line_per_root_move_and_they_sum_to_the_total() {
+    let fen = "r1ba1a3/4kn3/2n1b4/pNp1p1p1p/4c4/6P2/P1P2R2P/1CcC5/9/2BAKAB2 w - - 0 1";
+    let o = xqtune(&["perft", "--depth", "2", "--fen", fen, "--divide"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    let (last, moves) = lines.split_last().expect("output");
+    assert_eq!(moves.len(), 38);
+    let mut sum = 0;
+    let mut seen = std::collections::HashSet::new();
+    for line in moves {
+        let (mv, n) = line
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("line '{line}'"));
+        let b = mv.as_bytes();
+        assert!(
+            b.len() == 4
+                && (b'a'..=b'i').contains(&b[0])
+                && b[1].is_ascii_digit()
+                && (b'a'..=b'i').contains(&b[2])
+                && b[3].is_ascii_digit(),
+            "move '{mv}'"
+        );
+        assert!(seen.insert(mv.to_string()), "{mv} twice");
+        sum += n.parse::<u64>().expect("count");
+    }
+    assert_eq!(summary(last), 1128);
+    assert_eq!(sum, 1128);
+}
+
+#[test]
+fn bad_arguments_fail_with_a_clear_message() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["perft", "--depth", "0"], "depth"),
+        (&["perft", "--depth", "abc"], "depth"),
+        (&["perft"], "--depth"),
+        (&["perft", "--depth", "2", "--fen", "not a fen"], "FEN"),
+        (
+            &[
+                "perft",
+                "--depth",
+                "2",
+                "--fen",
+                "4k4/9/9/9/9/9/9/9/9/2K6 w - - 0 1",
+            ],
+            "outside its palace",
+        ),
+        (&["perft", "--depth", "2", "--bogus"], "--bogus"),
+    ];
+    for (args, needle) in cases {
+        let o = xqtune(args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(o.stdout.is_empty(), "{args:?} printed to stdout");
+        let err = stderr(&o);
+        assert!(
+            err.contains(needle),
+            "{args:?}: '{err}' does not mention '{needle}'"
+        );
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    }
+}

@@ -1,0 +1,207 @@
+//! Match runner behaviour: reproducible games, colour-swapped pairs, SPRT stopping, records.
+
+use std::sync::Arc;
+use xqtune::eval::EvalParams;
+use xqtune::play::pgn::{PgnHeader, game_pgn};
+use xqtune::play::runner::tally;
+use xqtune::play::{
+    Engine, EngineConfig, MatchConfig, MatchReport, SprtConfig, parse_openings,
+    run_match_with_progress,
+};
+use xqtune::search::SearchParams;
+
+fn engine(name: &str, eval: EvalParams) -> EngineConfig {
+    EngineConfig {
+        name: name.into(),
+        eval: Arc::new(eval),
+        search: Arc::new(SearchParams::default()),
+    }
+}
+
+/// A deliberately different evaluation so games are not mirror images.
+fn odd_eval() -> EvalParams {
+    let mut e = EvalParams::default();
+    let v = e.to_vec().iter().map(|&x| x / 2 + 37).collect::<Vec<_>>();
+    e = e.from_vec(&v);
+    e
+}
+
+fn tiny(concurrency: usize, games: usize) -> MatchConfig {
+    MatchConfig {
+        games,
+        nodes: Some(300),
+        concurrency,
+        seed: 7,
+        max_plies: 40,
+        hash_mb: 1,
+        ..Default::default()
+    }
+}
+
+fn play(cfg: &MatchConfig) -> MatchReport {
+    let a = Engine::Internal(engine("A", EvalParams::default()));
+    let b = Engine::Internal(engine("B", odd_eval()));
+    run_match_with_progress(&a, &b, cfg, &|_| {}).expect("match runs")
+}
+
+fn pgn(r: &MatchReport) -> String {
+    let h = PgnHeader {
+        event: "t".into(),
+        date: "2026.01.01".into(),
+        time_control: "nodes=300".into(),
+        variant: "xiangqi".into(),
+    };
+    r.games.iter().map(|g| game_pgn(&h, g)).collect()
+}
+
+#[test]
+fn same_seed_same_games_regardless_of_concurrency() {
+    let one = play(&tiny(1, 6));
+    let two = play(&tiny(2, 6));
+    let again = play(&tiny(2, 6));
+    assert_eq!(one.games.len(), 6);
+    assert_eq!(pgn(&one), pgn(&two));
+    assert_eq!(pgn(&two), pgn(&again));
+    assert_eq!(one.result, two.result);
+    // Another seed picks other openings.
+    let other = play(&MatchConfig {
+        seed: 8,
+        ..tiny(2, 6)
+    });
+    assert_ne!(pgn(&one), pgn(&other));
+}
+
+#[test]
+fn pairs_swap_colours_on_the_same_opening() {
+    let r = play(&tiny(2, 8));
+    for (i, g) in r.games.iter().enumerate() {
+        assert_eq!(g.index, i);
+        assert_eq!(g.a_is_red, i % 2 == 0);
+        let (a_seat, b_seat) = if g.a_is_red {
+            (&g.red, &g.black)
+        } else {
+            (&g.black, &g.red)
+        };
+        assert_eq!((a_seat.as_str(), b_seat.as_str()), ("A", "B"));
+    }
+    for p in r.games.chunks(2) {
+        assert_eq!(p[0].opening_fen, p[1].opening_fen);
+        assert_eq!(p[0].opening_moves, p[1].opening_moves);
+        assert_eq!(p[0].start_fen, p[1].start_fen);
+    }
+    // Four pairs from a 34-line suite: four different openings.
+    let mut starts: Vec<&str> = r.games.iter().map(|g| g.start_fen.as_str()).collect();
+    starts.dedup();
+    assert_eq!(starts.len(), 4);
+    // The counts agree with the games.
+    let t = tally(&r.games);
+    assert_eq!(t, r.result);
+    assert_eq!(t.games(), 8);
+    assert_eq!(t.pairs(), 4);
+    let pair_points: f64 = t
+        .pentanomial
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| k as f64 * 0.5 * c as f64)
+        .sum();
+    assert_eq!(pair_points, t.wins as f64 + 0.5 * t.draws as f64);
+}
+
+#[test]
+fn odd_game_count_leaves_last_game_unpaired() {
+    let r = play(&tiny(2, 3));
+    assert_eq!(r.result.games(), 3);
+    assert_eq!(r.result.pairs(), 1);
+}
+
+#[test]
+fn max_plies_and_rule_rulings_end_games() {
+    let r = play(&tiny(1, 4));
+    for g in &r.games {
+        assert!(g.moves.len() <= 40);
+        match &g.termination {
+            xqtune::play::Termination::MaxPlies => {
+                assert_eq!(g.moves.len(), 40);
+                assert_eq!(g.result, xqtune::core::GameResult::Draw);
+            }
+            xqtune::play::Termination::Rules { .. } => {}
+            t => panic!("unexpected termination {t:?}"),
+        }
+    }
+}
+
+#[test]
+fn custom_openings_are_used() {
+    let suite = parse_openings("startpos moves c3c4 c6c5\n").unwrap();
+    let r = play(&MatchConfig {
+        openings: Some(Arc::new(suite)),
+        ..tiny(2, 4)
+    });
+    for g in &r.games {
+        assert_eq!(g.opening_moves.len(), 2);
+        assert_eq!(g.opening_moves[0].to_string(), "c3c4");
+    }
+    let text = pgn(&r);
+    assert!(text.contains("1. c3c4 c6c5 {book}"), "{text}");
+    assert!(text.contains("[FEN \"rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w"));
+    assert!(text.contains("[RedParams \""));
+    assert!(text.contains("[Termination \""));
+}
+
+#[test]
+fn sprt_stops_at_the_same_pair_every_time() {
+    // Wide error rates and bounds far below zero make the test decide within a few pairs
+    // unless A is crushed.
+    let sprt = SprtConfig {
+        elo0: -300.0,
+        elo1: -100.0,
+        alpha: 0.3,
+        beta: 0.3,
+    };
+    let cfg = |c| MatchConfig {
+        sprt: Some(sprt),
+        ..tiny(c, 60)
+    };
+    let r1 = play(&cfg(1));
+    let r2 = play(&cfg(2));
+    let s = r1.sprt.expect("sprt status");
+    assert_ne!(s.verdict, xqtune::play::SprtVerdict::Continue, "{s:?}");
+    assert!(r1.stopped_early && r1.games.len() < 60);
+    assert_eq!(r1.games.len() % 2, 0);
+    assert_eq!(pgn(&r1), pgn(&r2));
+    // It decided on the last pair and not before.
+    let before = tally(&r1.games[..r1.games.len() - 2]);
+    assert_eq!(
+        sprt.status(&before).verdict,
+        xqtune::play::SprtVerdict::Continue
+    );
+}
+
+#[test]
+fn in_process_library_api() {
+    let a = engine("A", EvalParams::default());
+    let b = engine("B", odd_eval());
+    let r = xqtune::play::run_match(&a, &b, &tiny(2, 4));
+    assert_eq!(r.games(), 4);
+    assert_eq!(r.pentanomial.iter().sum::<u32>(), 2);
+    let e = xqtune::play::try_run_match(
+        &a,
+        &b,
+        &MatchConfig {
+            nodes: None,
+            ..tiny(1, 2)
+        },
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("no limit"), "{e}");
+    let e = xqtune::play::try_run_match(
+        &a,
+        &b,
+        &MatchConfig {
+            variant: xqtune::core::Variant::Jieqi,
+            ..tiny(1, 2)
+        },
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("not yet supported"), "{e}");
+}

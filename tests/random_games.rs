@@ -1,0 +1,106 @@
+//! Property test: random legal games never reach an illegal position. At every ply the position
+//! is internally consistent (`debug_validate`), the side that just moved is not in check, every
+//! piece stands where it can legally stand (the FEN re-parses, which checks palaces, elephant and
+//! advisor points, pawn squares, piece counts), and unmaking restores the exact FEN and key.
+
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use xqtune::core::{Move, Position, Square};
+
+fn check_position(pos: &Position) -> Result<(), TestCaseError> {
+    let fen = pos.to_fen();
+    prop_assert!(
+        pos.debug_validate().is_ok(),
+        "{fen}: {:?}",
+        pos.debug_validate()
+    );
+    let side = pos.side_to_move();
+    prop_assert!(
+        !pos.is_attacked(pos.king_square(side.flip()), side),
+        "{fen}: side not to move is in check"
+    );
+    let reparsed = Position::from_fen(&fen);
+    prop_assert!(reparsed.is_ok(), "{fen}: {:?}", reparsed.err());
+    let reparsed = reparsed.expect("checked");
+    prop_assert_eq!(reparsed.key(), pos.key());
+    prop_assert_eq!(reparsed.in_check(), pos.in_check());
+    Ok(())
+}
+
+/// Every generated move is legal by the slow definition (the own king is not attacked after
+/// it), captures are the subset that take a piece, and `gives_check` agrees with the result.
+fn check_moves(pos: &mut Position) -> Result<(), TestCaseError> {
+    let moves = pos.legal_moves();
+    let captures = pos.legal_captures();
+    let quiets = pos.legal_quiets();
+    prop_assert_eq!(captures.len() + quiets.len(), moves.len());
+    prop_assert_eq!(pos.count_legal(), moves.len());
+    for &m in captures.iter() {
+        prop_assert!(moves.contains(m) && pos.is_capture(m));
+    }
+    let us = pos.side_to_move();
+    for &m in moves.iter() {
+        let gives = pos.gives_check(m);
+        pos.make_move(m);
+        prop_assert!(
+            !pos.is_attacked(pos.king_square(us), us.flip()),
+            "{m} leaves king attacked"
+        );
+        prop_assert_eq!(gives, pos.in_check(), "gives_check({}) wrong", m);
+        pos.unmake_move();
+    }
+    // No move outside the list is legal: try every from/to pair of the side to move's pieces.
+    for from in 0..90u8 {
+        let Some(p) = pos.piece_at(Square(from)) else {
+            continue;
+        };
+        if p.color != us {
+            continue;
+        }
+        for to in 0..90u8 {
+            let m = Move::new(Square(from), Square(to));
+            if moves.contains(m) {
+                continue;
+            }
+            prop_assert!(pos.parse_move(&m.uci()).is_err());
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_games_stay_legal(seed in any::<u64>(), capture_bias in 0.0f64..0.9) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut pos = Position::startpos();
+        let mut trail: Vec<(String, u64)> = Vec::new();
+        for ply in 0..300 {
+            check_position(&pos)?;
+            if ply % 10 == 0 {
+                check_moves(&mut pos)?;
+            }
+            let moves = pos.legal_moves();
+            if moves.is_empty() || pos.outcome().is_some() {
+                break;
+            }
+            let captures = pos.legal_captures();
+            let m = if !captures.is_empty() && rng.gen_bool(capture_bias) {
+                captures[rng.gen_range(0..captures.len())]
+            } else {
+                moves[rng.gen_range(0..moves.len())]
+            };
+            trail.push((pos.to_fen(), pos.key()));
+            pos.make_move(m);
+        }
+        // Unmaking the whole game walks back through exactly the same positions.
+        while let Some((fen, key)) = trail.pop() {
+            pos.unmake_move();
+            prop_assert_eq!(pos.to_fen(), fen);
+            prop_assert_eq!(pos.key(), key);
+        }
+        prop_assert_eq!(pos.to_fen(), Position::startpos().to_fen());
+    }
+}

@@ -1,0 +1,384 @@
+//! Search behaviour: mates found at their exact distance (checked against a brute-force solver
+//! on the rules core), legal moves from random positions, determinism, rulings in the tree,
+//! search parameter files.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+use xqtune::core::{Move, Position};
+use xqtune::eval::EvalParams;
+use xqtune::search::{
+    MATE, SearchLimits, SearchParams, SearchParamsError, Searcher, Skill, mate_in, ruled_score,
+};
+
+fn searcher() -> Searcher {
+    Searcher::new(
+        Arc::new(EvalParams::default()),
+        Arc::new(SearchParams::default()),
+        4,
+    )
+}
+
+fn depth(d: u32) -> SearchLimits {
+    SearchLimits {
+        depth: Some(d),
+        ..Default::default()
+    }
+}
+
+/// Whether the side to move can force a win (opponent without a legal move: mate or
+/// stalemate, both losses in Xiangqi) within `n` of its own moves. Plain minimax over the
+/// rules core, independent of the engine.
+fn wins_within(pos: &mut Position, n: u32) -> bool {
+    if n == 0 {
+        return false;
+    }
+    for &m in pos.legal_moves().iter() {
+        pos.make_move(m);
+        let replies = pos.legal_moves();
+        let won = replies.is_empty()
+            || (n > 1
+                && replies.iter().all(|&r| {
+                    pos.make_move(r);
+                    let w = wins_within(pos, n - 1);
+                    pos.unmake_move();
+                    w
+                }));
+        pos.unmake_move();
+        if won {
+            return true;
+        }
+    }
+    false
+}
+
+/// Searches `fen`, expects "mate in n" and a PV that ends with the loser to move and no legal
+/// move; the brute-force solver confirms there is no shorter mate.
+fn assert_mate_in(fen: &str, n: i32) {
+    let mut pos = Position::from_fen(fen).expect("test FEN is valid");
+    let mut s = searcher();
+    let r = s.search(&pos, &depth(2 * n as u32 + 4), &mut |_| {});
+    assert_eq!(
+        mate_in(r.score),
+        Some(n),
+        "{fen}: score {} pv {:?}",
+        r.score,
+        r.pv
+    );
+    assert_eq!(r.pv.len() as i32, 2 * n - 1, "{fen}: pv {:?}", r.pv);
+    assert_eq!(r.pv[0], r.best_move);
+    let mover = pos.side_to_move();
+    for &m in &r.pv {
+        assert!(pos.legal_moves().contains(m), "{fen}: pv move {m} illegal");
+        pos.make_move(m);
+    }
+    assert_ne!(pos.side_to_move(), mover);
+    assert!(
+        pos.legal_moves().is_empty(),
+        "{fen}: pv does not end in mate"
+    );
+    let mut root = Position::from_fen(fen).unwrap();
+    assert!(
+        wins_within(&mut root, n as u32),
+        "{fen}: solver finds no mate in {n}"
+    );
+    assert!(
+        !wins_within(&mut root, n as u32 - 1),
+        "{fen}: solver finds a shorter mate than {n}"
+    );
+}
+
+#[test]
+fn finds_mate_in_one() {
+    // Rook lift along the d-file; the flying-general rule guards e9.
+    assert_mate_in("3k5/R8/9/9/9/9/9/9/1R7/4K4 w - - 0 1", 1);
+    assert_mate_in("3ak4/4a4/9/9/9/9/9/9/4R4/3K1R3 w - - 0 1", 1);
+    // Stalemate wins in Xiangqi: the rook steps aside and black has no move.
+    assert_mate_in("4ka3/4a4/4b4/9/9/9/9/4C4/4R4/3K5 w - - 0 1", 1);
+}
+
+#[test]
+fn finds_mate_in_two() {
+    assert_mate_in("4k4/9/9/9/9/9/9/9/1R7/R2K5 w - - 0 1", 2);
+    assert_mate_in("3ak4/9/9/9/9/9/9/9/9/R2K1R3 w - - 0 1", 2);
+    // Black to move mates too (colours mirrored).
+    assert_mate_in("r2k1r3/9/9/9/9/9/9/9/9/3AK4 b - - 0 1", 2);
+}
+
+#[test]
+fn finds_mate_in_three() {
+    // A quiet first move (Rf0-g0) that a check-only search would miss.
+    assert_mate_in("3k5/4a4/9/9/9/9/9/9/9/4KR3 w - - 0 1", 3);
+}
+
+#[test]
+fn mated_side_reports_negative_mate() {
+    // The mate-in-two position after red's first move: black is mated in one.
+    let mut pos = Position::from_fen("4k4/9/9/9/9/9/9/9/1R7/R2K5 w - - 0 1").unwrap();
+    let m = pos.parse_move("b1b8").unwrap();
+    pos.make_move(m);
+    let mut s = searcher();
+    let r = s.search(&pos, &depth(6), &mut |_| {});
+    assert_eq!(mate_in(r.score), Some(-1), "score {}", r.score);
+    assert!(pos.legal_moves().contains(r.best_move));
+}
+
+#[test]
+fn no_legal_move_returns_null_and_loss() {
+    // Black is checkmated already.
+    let pos = Position::from_fen("3k5/R8/9/9/9/9/9/9/9/3RK4 b - - 0 1").unwrap();
+    assert!(pos.legal_moves().is_empty());
+    let mut s = searcher();
+    let r = s.search(&pos, &depth(5), &mut |_| {});
+    assert!(r.best_move.is_null());
+    assert!(r.score < -20_000);
+}
+
+#[test]
+fn random_positions_give_legal_moves() {
+    // Random playouts from the start; node-limited searches at many plies.
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut s = searcher();
+    let mut searched = 0;
+    for game in 0..12 {
+        let mut pos = Position::startpos();
+        let plies = rng.gen_range(0..120);
+        for _ in 0..plies {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            let m = moves[rng.gen_range(0..moves.len())];
+            pos.make_move(m);
+        }
+        for nodes in [1u64, 50, 700] {
+            let moves = pos.legal_moves();
+            let r = s.search(
+                &pos,
+                &SearchLimits {
+                    nodes: Some(nodes),
+                    ..Default::default()
+                },
+                &mut |_| {},
+            );
+            if moves.is_empty() {
+                assert!(r.best_move.is_null(), "game {game}");
+            } else {
+                assert!(
+                    moves.contains(r.best_move),
+                    "game {game}: {:?} returned illegal {}",
+                    pos,
+                    r.best_move
+                );
+                searched += 1;
+            }
+            for &m in &r.pv {
+                assert_ne!(m, Move::NULL);
+            }
+        }
+    }
+    assert!(searched > 20);
+}
+
+#[test]
+fn node_limited_search_is_deterministic() {
+    let pos = Position::startpos();
+    let limits = SearchLimits {
+        nodes: Some(30_000),
+        ..Default::default()
+    };
+    let mut a = searcher();
+    let ra = a.search(&pos, &limits, &mut |_| {});
+    a.new_game();
+    let rb = a.search(&pos, &limits, &mut |_| {});
+    let mut c = searcher();
+    let rc = c.search(&pos, &limits, &mut |_| {});
+    assert_eq!(ra.best_move, rb.best_move);
+    assert_eq!(ra.nodes, rb.nodes);
+    assert_eq!(ra.best_move, rc.best_move);
+    assert_eq!(ra.nodes, rc.nodes);
+    assert_eq!(ra.nodes, 30_000);
+}
+
+#[test]
+fn depth_limit_is_respected_and_reported() {
+    let pos = Position::startpos();
+    let mut s = searcher();
+    let mut depths = Vec::new();
+    let r = s.search(&pos, &depth(4), &mut |i| depths.push(i.depth));
+    assert_eq!(depths, vec![1, 2, 3, 4]);
+    assert_eq!(r.depth, 4);
+}
+
+#[test]
+fn stop_flag_ends_an_infinite_search() {
+    let pos = Position::startpos();
+    let mut s = searcher();
+    let stop = s.stop_handle();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let r = s.search(
+        &pos,
+        &SearchLimits {
+            infinite: true,
+            ..Default::default()
+        },
+        &mut |_| {},
+    );
+    t.join().unwrap();
+    assert!(pos.legal_moves().contains(r.best_move));
+}
+
+fn play(fen: &str, moves: &str) -> Position {
+    let mut pos = Position::from_fen(fen).unwrap();
+    for m in moves.split_whitespace() {
+        let mv = pos.parse_move(m).unwrap_or_else(|e| panic!("{m}: {e}"));
+        pos.make_move(mv);
+    }
+    pos
+}
+
+#[test]
+fn rulings_inside_the_tree() {
+    let fen = "4k4/9/9/9/9/9/9/9/4A4/R2AK4 w - - 0 1";
+    // Red checks on every move of the cycle: at the repetition, black (to move) has won.
+    let perpetual = play(fen, "a0a9 e9e8 a9a8 e8e9 a8a9");
+    assert_eq!(ruled_score(&perpetual, 5), Some(MATE - 5));
+    // The same cycle seen from the checker's side (one ply later the roles are reversed).
+    let checker = play(fen, "a0a9 e9e8 a9a8 e8e9 a8a9 e9e8");
+    assert_eq!(ruled_score(&checker, 6), Some(-(MATE - 6)));
+    // Quiet shuffles: a plain draw.
+    let quiet = play(fen, "a0a1 e9e8 a1a0 e8e9");
+    assert_eq!(ruled_score(&quiet, 4), Some(0));
+    // No repetition yet.
+    assert_eq!(ruled_score(&play(fen, "a0a1 e9e8"), 2), None);
+    // 120 plies without capture.
+    let limit = Position::from_fen("4k4/9/9/9/9/9/9/9/4A4/R2AK4 w - - 120 80").unwrap();
+    assert_eq!(ruled_score(&limit, 3), Some(0));
+    let below = Position::from_fen("4k4/9/9/9/9/9/9/9/4A4/R2AK4 w - - 119 80").unwrap();
+    assert_eq!(ruled_score(&below, 3), None);
+}
+
+#[test]
+fn search_avoids_losing_perpetual_check() {
+    // Red to move, one rook up; a8a9+ would complete red's perpetual check and lose.
+    let pos = play(
+        "4k4/9/9/9/9/9/9/9/4A4/R2AK4 w - - 0 1",
+        "a0a9 e9e8 a9a8 e8e9",
+    );
+    let mut s = searcher();
+    let r = s.search(&pos, &depth(5), &mut |_| {});
+    assert_ne!(r.best_move.to_string(), "a8a9");
+    assert!(r.score > 0);
+}
+
+#[test]
+fn skill_levels_cap_depth_and_time() {
+    let l = SearchLimits {
+        depth: Some(20),
+        ..Default::default()
+    };
+    let easy = Skill::Easy.apply(&l);
+    assert_eq!(easy.depth, Some(2));
+    assert!(easy.movetime_ms.is_some());
+    let expert = Skill::Expert.apply(&l);
+    assert_eq!(expert.depth, Some(20));
+    assert_eq!(expert.movetime_ms, None);
+    let pos = Position::startpos();
+    let mut s = searcher();
+    let r = s.search(
+        &pos,
+        &Skill::Medium.apply(&SearchLimits::default()),
+        &mut |_| {},
+    );
+    assert!(r.depth <= 4);
+    for k in Skill::ALL {
+        assert_eq!(Skill::parse(k.name()), Some(k));
+    }
+    assert_eq!(Skill::parse("grandmaster"), None);
+}
+
+#[test]
+fn search_params_round_trip_and_bounds() {
+    let p = SearchParams::default();
+    let v = p.to_vec();
+    assert_eq!(v.len(), SearchParams::NAMES.len());
+    assert_eq!(p.specs().len(), v.len());
+    assert_eq!(p.from_vec(&v), p);
+    let reparsed = SearchParams::from_json(&p.to_json_string()).unwrap();
+    assert_eq!(reparsed, p);
+    // from_vec clamps to the bounds.
+    let big: Vec<i32> = vec![i32::MAX; v.len()];
+    let q = p.from_vec(&big);
+    for (s, x) in p.specs().iter().zip(q.to_vec()) {
+        assert_eq!(x, s.max, "{}", s.name);
+    }
+    for s in p.specs() {
+        assert!(
+            s.min <= s.value && s.value <= s.max && s.step > 0,
+            "{}",
+            s.name
+        );
+    }
+}
+
+#[test]
+fn search_params_errors_name_the_key() {
+    let good = SearchParams::default().to_json_string();
+    let cases: Vec<(String, &str)> = vec![
+        ("{ not json".into(), "not valid JSON"),
+        ("[1, 2]".into(), "JSON object"),
+        (
+            good.replacen(
+                '{',
+                "{\n  \"bogus\": {\"v\": 1, \"min\": 0, \"max\": 2, \"step\": 1},",
+                1,
+            ),
+            "bogus",
+        ),
+        (
+            good.replace("\"rfp_margin\": {\"v\": 90", "\"rfp_margin\": {\"v\": 9000"),
+            "rfp_margin",
+        ),
+        (
+            good.replace("\"lmr_base\": {\"v\": 75", "\"lmr_base\": {\"v\": 7.5"),
+            "lmr_base",
+        ),
+    ];
+    for (text, needle) in cases {
+        let e = SearchParams::from_json(&text).expect_err(needle);
+        assert!(
+            e.to_string().contains(needle),
+            "'{e}' does not name {needle}"
+        );
+    }
+    // A missing key.
+    let mut obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&good).unwrap();
+    obj.remove("nmp_min_depth");
+    let e = SearchParams::from_json(&serde_json::to_string(&obj).unwrap()).unwrap_err();
+    assert!(matches!(e, SearchParamsError::MissingKey(ref k) if k == "nmp_min_depth"));
+    // A missing file.
+    let e = SearchParams::load(std::path::Path::new("/nonexistent/search.json")).unwrap_err();
+    assert!(e.to_string().contains("/nonexistent/search.json"));
+}
+
+#[test]
+fn clock_limited_search_returns_in_time() {
+    let pos = Position::startpos();
+    let mut s = searcher();
+    let start = std::time::Instant::now();
+    let r = s.search(
+        &pos,
+        &SearchLimits {
+            time_ms: Some(300),
+            inc_ms: Some(0),
+            ..Default::default()
+        },
+        &mut |_| {},
+    );
+    // Hard limit is at most 80% of the clock; generous margin for a loaded machine.
+    assert!(start.elapsed().as_millis() < 1000);
+    assert!(pos.legal_moves().contains(r.best_move));
+}

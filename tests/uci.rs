@@ -1,0 +1,385 @@
+//! UCI and UCCI sessions driven through the stdin/stdout of the built binary.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+struct Session {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Session {
+    fn start(args: &[&str]) -> Session {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("binary starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(stdout).lines() {
+                match l {
+                    Ok(l) => {
+                        if tx.send(l).is_err() {
+                            break;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+        });
+        Session {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").expect("engine reads input");
+        self.stdin.flush().unwrap();
+    }
+
+    /// Lines up to and including the first that starts with `prefix`.
+    fn until(&mut self, prefix: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        loop {
+            match self.lines.recv_timeout(Duration::from_secs(60)) {
+                Ok(l) => {
+                    let done = l.starts_with(prefix);
+                    out.push(l);
+                    if done {
+                        return out;
+                    }
+                }
+                Err(e) => panic!("no '{prefix}' line ({e}); got {out:?}"),
+            }
+        }
+    }
+
+    fn quit(mut self) {
+        self.send("quit");
+        let status = self.child.wait().unwrap();
+        assert!(status.success());
+    }
+}
+
+fn bestmove(lines: &[String]) -> String {
+    let last = lines.last().unwrap();
+    last.split_whitespace().nth(1).unwrap().to_string()
+}
+
+#[test]
+fn uci_handshake_and_search() {
+    let mut s = Session::start(&[]);
+    s.send("uci");
+    let hello = s.until("uciok");
+    assert!(hello.iter().any(|l| l.starts_with("id name xqtune")));
+    assert!(hello.iter().any(|l| l.starts_with("id author")));
+    for opt in ["Hash", "Threads", "ParamsFile", "SearchParamsFile", "Skill"] {
+        assert!(
+            hello
+                .iter()
+                .any(|l| l.starts_with(&format!("option name {opt} type"))),
+            "option {opt} missing: {hello:?}"
+        );
+    }
+    s.send("setoption name Hash value 8");
+    s.send("setoption name Threads value 1");
+    s.send("isready");
+    assert_eq!(s.until("readyok"), vec!["readyok"]);
+    s.send("ucinewgame");
+    s.send("position startpos moves h2e2 h9g7");
+    s.send("go depth 5");
+    let out = s.until("bestmove");
+    let infos: Vec<&String> = out.iter().filter(|l| l.starts_with("info depth")).collect();
+    assert_eq!(infos.len(), 5, "{out:?}");
+    for key in [
+        " seldepth ",
+        " score cp ",
+        " nodes ",
+        " nps ",
+        " time ",
+        " pv ",
+    ] {
+        assert!(infos[4].contains(key), "'{key}' missing in {}", infos[4]);
+    }
+    let mut pos = xqtune::core::Position::startpos();
+    for m in ["h2e2", "h9g7"] {
+        let mv = pos.parse_move(m).unwrap();
+        pos.make_move(mv);
+    }
+    assert!(pos.parse_move(&bestmove(&out)).is_ok(), "{out:?}");
+    s.quit();
+}
+
+#[test]
+fn xqtune_uci_subcommand_and_mate_score() {
+    let mut s = Session::start(&["uci"]);
+    s.send("position fen 4k4/9/9/9/9/9/9/9/1R7/R2K5 w - - 0 1");
+    s.send("go depth 6");
+    let out = s.until("bestmove");
+    assert!(
+        out.iter().any(|l| l.contains("score mate 2")),
+        "no mate score: {out:?}"
+    );
+    s.quit();
+}
+
+#[test]
+fn stop_and_isready_during_infinite_search() {
+    let mut s = Session::start(&[]);
+    s.send("position startpos");
+    s.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("isready");
+    let ready = s.until("readyok");
+    assert!(
+        !ready.iter().any(|l| l.starts_with("bestmove")),
+        "{ready:?}"
+    );
+    s.send("stop");
+    let out = s.until("bestmove");
+    let m = bestmove(&out);
+    assert!(xqtune::core::Position::startpos().parse_move(&m).is_ok());
+    s.quit();
+}
+
+#[test]
+fn clock_search_answers() {
+    let mut s = Session::start(&[]);
+    s.send("position startpos moves h2e2");
+    s.send("go wtime 1000 btime 1000 winc 10 binc 10");
+    let out = s.until("bestmove");
+    assert_ne!(bestmove(&out), "(none)");
+    s.send("go movetime 100");
+    let out = s.until("bestmove");
+    assert_ne!(bestmove(&out), "(none)");
+    s.quit();
+}
+
+#[test]
+fn malformed_lines_get_errors_and_the_engine_keeps_working() {
+    let mut s = Session::start(&[]);
+    for bad in [
+        "frobnicate",
+        "go depth banana",
+        "go sideways 3",
+        "position",
+        "position fen not/a/fen w",
+        "position middlegame",
+        "setoption name Hash value lots",
+        "setoption name Threads value 4",
+        "setoption name NoSuchOption value 1",
+        "setoption name Skill value godlike",
+        "setoption name ParamsFile value /nonexistent/params.json",
+        "setoption name SearchParamsFile value /nonexistent/search.json",
+    ] {
+        s.send(bad);
+        s.send("isready");
+        let out = s.until("readyok");
+        assert!(
+            out.iter().any(|l| l.starts_with("info string error:")),
+            "no error for '{bad}': {out:?}"
+        );
+    }
+    s.send("go depth 2");
+    let out = s.until("bestmove");
+    assert!(
+        xqtune::core::Position::startpos()
+            .parse_move(&bestmove(&out))
+            .is_ok()
+    );
+    s.quit();
+}
+
+#[test]
+fn illegal_move_in_position_keeps_previous_position() {
+    let mut s = Session::start(&[]);
+    // Black to move after h2e2: a red-only reply below must be from this position.
+    s.send("position startpos moves h2e2");
+    s.send("position startpos moves h2e2 h9g7 e2e9 a9a8");
+    s.send("isready");
+    let out = s.until("readyok");
+    let err = out
+        .iter()
+        .find(|l| l.starts_with("info string error:"))
+        .expect("error reported");
+    assert!(err.contains("e2e9"), "{err}");
+    s.send("go depth 3");
+    let out = s.until("bestmove");
+    let mut pos = xqtune::core::Position::startpos();
+    let mv = pos.parse_move("h2e2").unwrap();
+    pos.make_move(mv);
+    assert!(
+        pos.parse_move(&bestmove(&out)).is_ok(),
+        "bestmove not from the kept position: {out:?}"
+    );
+    s.quit();
+}
+
+#[test]
+fn go_nodes_is_reproducible_after_ucinewgame() {
+    let mut results = Vec::new();
+    for _ in 0..2 {
+        let mut s = Session::start(&[]);
+        for _ in 0..2 {
+            s.send("ucinewgame");
+            s.send("position startpos moves b2e2 b9c7");
+            s.send("go nodes 20000");
+            let out = s.until("bestmove");
+            let last_info = out
+                .iter()
+                .rev()
+                .find(|l| l.starts_with("info depth"))
+                .unwrap()
+                .clone();
+            let nodes: Vec<&str> = last_info.split_whitespace().collect();
+            let i = nodes.iter().position(|&t| t == "nodes").unwrap();
+            results.push((
+                bestmove(&out),
+                nodes[i + 1].to_string(),
+                nodes[1].to_string(),
+            ));
+        }
+        s.quit();
+    }
+    assert!(results.windows(2).all(|w| w[0] == w[1]), "{results:?}");
+}
+
+#[test]
+fn ucci_session() {
+    let mut s = Session::start(&[]);
+    s.send("ucci");
+    let hello = s.until("ucciok");
+    assert!(hello.iter().any(|l| l.starts_with("id name xqtune")));
+    assert!(hello.iter().any(|l| l.starts_with("option hashsize")));
+    s.send("setoption hashsize 8");
+    s.send("setoption usemillisec true");
+    s.send("setoption skill medium");
+    s.send("isready");
+    let out = s.until("readyok");
+    assert!(!out.iter().any(|l| l.contains("error")), "{out:?}");
+    s.send("position fen rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 moves h2e2");
+    s.send("go time 2000 increment 0");
+    let out = s.until("bestmove");
+    assert!(out.iter().any(|l| l.starts_with("info depth")), "{out:?}");
+    let mut pos = xqtune::core::Position::startpos();
+    let mv = pos.parse_move("h2e2").unwrap();
+    pos.make_move(mv);
+    assert!(pos.parse_move(&bestmove(&out)).is_ok());
+    s.send("go depth 3");
+    let out = s.until("bestmove");
+    assert!(pos.parse_move(&bestmove(&out)).is_ok());
+    // No legal move: UCCI answers nobestmove.
+    s.send("position fen 3k5/R8/9/9/9/9/9/9/9/3RK4 b - - 0 1");
+    s.send("go depth 3");
+    s.until("nobestmove");
+    s.send("quit");
+    s.until("bye");
+    assert!(s.child.wait().unwrap().success());
+}
+
+#[test]
+fn no_legal_move_gives_bestmove_none() {
+    let mut s = Session::start(&[]);
+    s.send("position fen 3k5/R8/9/9/9/9/9/9/9/3RK4 b - - 0 1");
+    s.send("go depth 4");
+    let out = s.until("bestmove");
+    assert_eq!(out.last().unwrap(), "bestmove (none)");
+    s.quit();
+}
+
+#[test]
+fn end_of_input_lets_a_finite_search_finish() {
+    let out = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(b"position startpos\ngo depth 4\n")?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("info depth 4"), "{text}");
+    assert!(
+        text.lines().last().unwrap().starts_with("bestmove"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_params_flag_is_refused() {
+    let out = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["uci", "--search-params", "/nonexistent/search.json"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/search.json"), "{err}");
+}
+
+#[test]
+fn bad_eval_params_flag_is_refused_without_subcommand() {
+    let out = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["--params", "/nonexistent/xiangqi.json"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/xiangqi.json"), "{err}");
+}
+
+#[test]
+fn skill_level_caps_the_depth() {
+    let mut s = Session::start(&[]);
+    s.send("setoption name Skill value easy");
+    s.send("position startpos");
+    s.send("go depth 10");
+    let out = s.until("bestmove");
+    let depths: Vec<&String> = out.iter().filter(|l| l.starts_with("info depth")).collect();
+    assert_eq!(depths.len(), 2, "easy searches two plies: {out:?}");
+    s.quit();
+}
+
+#[test]
+fn bench_prints_the_signature() {
+    let out = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["bench", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let nodes: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Nodes searched: "))
+        .expect("Nodes searched line")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(nodes > 0);
+    assert!(text.lines().any(|l| l.starts_with("Nodes/second: ")));
+    // Same signature on a second run.
+    let again = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["bench", "2"])
+        .output()
+        .unwrap();
+    let text2 = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        text2.contains(&format!("Nodes searched: {nodes}")),
+        "{text2}"
+    );
+}
