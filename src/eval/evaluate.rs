@@ -62,27 +62,24 @@ pub(crate) fn eval_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> 
     let occ_rot = pos.occ_rot();
     let mut acc = S::ZERO;
 
-    // Material and position tables: one combined lookup per piece.
-    for c in Color::ALL {
-        for kind in PieceType::ALL {
-            let table = &p.psq[c.index() * 7 + kind.index()];
-            for s in Squares(pos.pieces_of(c, kind)) {
-                acc += table[s];
-                if T::ACTIVE {
-                    let sign = c.sign();
-                    if kind != PieceType::King {
-                        t.add_s(OFFSET[id::MATERIAL + kind.index() - 1], sign);
-                    }
-                    let rs = if c == Color::Red {
-                        s
-                    } else {
-                        (9 - s / 9) * 9 + s % 9
-                    };
-                    let slot = PST_SLOT[kind.index()][rs];
-                    if slot != NO_SLOT {
-                        t.add_s(pst_flat(kind, slot), sign);
-                    }
-                }
+    // Material and position tables: one combined lookup per piece (`psq` is indexed by the
+    // board's piece code - 1 = colour * 7 + kind).
+    for s in Squares(occ) {
+        let code = pos.board[s] as usize - 1;
+        acc += p.psq[code][s];
+        if T::ACTIVE {
+            let kind = PieceType::from_index(code % 7);
+            let (sign, rs) = if code < 7 {
+                (1, s)
+            } else {
+                (-1, (9 - s / 9) * 9 + s % 9)
+            };
+            if kind != PieceType::King {
+                t.add_s(OFFSET[id::MATERIAL + kind.index() - 1], sign);
+            }
+            let slot = PST_SLOT[kind.index()][rs];
+            if slot != NO_SLOT {
+                t.add_s(pst_flat(kind, slot), sign);
             }
         }
     }
@@ -106,18 +103,17 @@ pub(crate) fn eval_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> 
         let theirs = &info[them.index()];
         let own = pos.pieces(c);
         let king = pos.pieces_of(c, PieceType::King);
-        let exposed = theirs.attacks & !ours.attacks;
-        for kind in &PieceType::ALL[1..] {
-            let n = (pos.pieces_of(c, *kind) & exposed).count_ones() as i32;
-            if n != 0 || T::ACTIVE {
-                term(
-                    &mut acc,
-                    t,
-                    p,
-                    OFFSET[id::HANGING + kind.index() - 1],
-                    n * sign,
-                );
-            }
+        // Hanging pieces are rare: visit them one by one instead of counting per kind.
+        let hanging = own & !king & theirs.attacks & !ours.attacks;
+        for sq in Squares(hanging) {
+            let kind = (pos.board[sq] - 1) % 7;
+            term(
+                &mut acc,
+                t,
+                p,
+                OFFSET[id::HANGING + kind as usize - 1],
+                sign,
+            );
         }
         let pawns = pos.pieces_of(c, PieceType::Pawn);
         let n = (own & !pawns & !king & theirs.pawn_attacks).count_ones() as i32;
@@ -162,9 +158,11 @@ fn side_terms<T: Tracer>(
         let a = rook_attacks(s, occ, occ_rot);
         info.attacks |= a;
         mob += (a & !own).count_ones() as i32;
-        let h = (a & palace).count_ones() as i32;
-        hits += h;
-        attackers += (h > 0) as i32;
+        let pa = a & palace;
+        if pa != 0 {
+            hits += pa.count_ones() as i32;
+            attackers += 1;
+        }
         let file = FILE_MASK[s % 9];
         if all_pawns & file == 0 {
             open += 1;
@@ -189,9 +187,11 @@ fn side_terms<T: Tracer>(
         info.attacks |= a;
         info.minor_attacks |= a;
         mob += (a & !own).count_ones() as i32;
-        let h = (a & palace).count_ones() as i32;
-        hits += h;
-        attackers += (h > 0) as i32;
+        let pa = a & palace;
+        if pa != 0 {
+            hits += pa.count_ones() as i32;
+            attackers += 1;
+        }
     }
     term(acc, t, p, OFFSET[id::MOB_HORSE], mob * sign);
     term(acc, t, p, OFFSET[id::KING_HORSE], hits * sign);
@@ -205,9 +205,11 @@ fn side_terms<T: Tracer>(
         info.attacks |= jump;
         info.minor_attacks |= jump;
         mob += (slide & !occ).count_ones() as i32 + (jump & enemy).count_ones() as i32;
-        let h = (jump & palace).count_ones() as i32;
-        hits += h;
-        attackers += (h > 0) as i32;
+        let pa = jump & palace;
+        if pa != 0 {
+            hits += pa.count_ones() as i32;
+            attackers += 1;
+        }
         if let Some(b) = between(s, enemy_king) {
             let n = (b & occ).count_ones() as usize;
             if n < 3 {
@@ -229,9 +231,11 @@ fn side_terms<T: Tracer>(
         let a = PAWN_MOVES[us.index()][s];
         info.attacks |= a;
         info.pawn_attacks |= a;
-        let h = (a & palace).count_ones() as i32;
-        hits += h;
-        attackers += (h > 0) as i32;
+        let pa = a & palace;
+        if pa != 0 {
+            hits += pa.count_ones() as i32;
+            attackers += 1;
+        }
     }
     term(acc, t, p, OFFSET[id::KING_PAWN], hits * sign);
     let crossed = own_pawns & HALF[them.index()];

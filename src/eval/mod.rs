@@ -94,20 +94,21 @@ pub fn run_cli(args: &EvalArgs) -> Result<()> {
     let red = evaluate_red(&pos, &params);
     let stm = evaluate(&pos, &params);
     if args.trace {
-        let mut tr = CoeffTracer::default();
+        let mut tr = trace::SideTracer::default();
         evaluate_red_with(&pos, &params, &mut tr);
         let values = params.to_vec();
         println!(
             "{:<34} {:>8} {:>8} {:>8}",
-            "term (after tapering, cp)", "red", "black", "net"
+            "term (cp after tapering, own view)", "red", "black", "net"
         );
         let mut total = 0.0;
         for (ti, term) in TERMS.iter().enumerate() {
             let mut side = [0f64; 2];
             for i in params::OFFSET[ti]..params::OFFSET[ti] + term.shape.len() {
                 for color in Color::ALL {
-                    side[color.index()] +=
-                        tr.side_counts(color)[i] as f64 * tr.weight(i) * values[i] as f64;
+                    side[color.index()] += tr.by_side[color.index()][i] as f64
+                        * trace::phase_weight(i, tr.phase)
+                        * values[i] as f64;
                 }
             }
             if side != [0.0, 0.0] {
@@ -122,11 +123,7 @@ pub fn run_cli(args: &EvalArgs) -> Result<()> {
             }
         }
         println!("{:<34} {:>26.2}", "total", total);
-        println!(
-            "{:<34} {:>26}",
-            "phase (0 endgame .. 16 opening)",
-            tr.recorded_phase()
-        );
+        println!("{:<34} {:>26}", "phase (0 endgame .. 16 opening)", tr.phase);
     }
     println!("red {red} side_to_move {stm}");
     Ok(())

@@ -58,8 +58,8 @@ pub enum ParamsError {
     BadStep { key: String, step: i32 },
     #[error("'{key}' does not list the squares {expected}")]
     WrongSquares { key: String, expected: String },
-    #[error("'variant' is '{0}', this file format is for 'xiangqi'")]
-    WrongVariant(String),
+    #[error("'variant' is '{found}', expected '{expected}'")]
+    WrongVariant { found: String, expected: String },
     #[error("{0}")]
     Invalid(String),
 }
@@ -464,9 +464,14 @@ impl Default for EvalParams {
 
 fn flat_names() -> &'static [String] {
     static NAMES: OnceLock<Vec<String>> = OnceLock::new();
-    NAMES.get_or_init(|| {
-        let mut out = Vec::with_capacity(NFLAT);
-        for term in TERMS.iter() {
+    NAMES.get_or_init(|| schema_flat_names(&TERMS))
+}
+
+/// The flat names of a schema's values, in order (see the naming glossary above).
+pub fn schema_flat_names(terms: &[TermDef]) -> Vec<String> {
+    {
+        let mut out = Vec::new();
+        for term in terms.iter() {
             match term.shape {
                 Shape::Plain => out.push(term.name.to_string()),
                 Shape::Tapered => {
@@ -488,7 +493,7 @@ fn flat_names() -> &'static [String] {
             }
         }
         out
-    })
+    }
 }
 
 impl EvalParams {
@@ -545,9 +550,25 @@ impl EvalParams {
         let root: Value = serde_json::from_str(text).map_err(|e| ParamsError::Json {
             line: e.line(),
             column: e.column(),
-            message: e.to_string(),
+            message: {
+                // serde_json appends the position, which the error already names.
+                let m = e.to_string();
+                let suffix = format!(" at line {} column {}", e.line(), e.column());
+                m.strip_suffix(&suffix).unwrap_or(&m).to_string()
+            },
         })?;
-        parse(&root)
+        let (v, b) = parse_terms(&root, &TERMS, "xiangqi")?;
+        let mut values = Box::new([0i32; NFLAT]);
+        values.copy_from_slice(&v);
+        let mut bounds = Box::new(
+            [Bounds {
+                min: 0,
+                max: 0,
+                step: 1,
+            }; NFLAT],
+        );
+        bounds.copy_from_slice(&b);
+        Ok(EvalParams::from_parts(values, bounds))
     }
 
     /// A stable 64-bit hash of the values (FNV-1a; recorded in PGN headers).
@@ -729,7 +750,7 @@ fn lookup<'a>(
 }
 
 /// Rejects keys that are neither terms, groups of terms nor comments.
-fn check_unknown(v: &Value, path: &str) -> Result<(), ParamsError> {
+fn check_unknown(v: &Value, path: &str, terms: &[TermDef]) -> Result<(), ParamsError> {
     let Some(obj) = v.as_object() else {
         return Ok(());
     };
@@ -742,12 +763,12 @@ fn check_unknown(v: &Value, path: &str) -> Result<(), ParamsError> {
         } else {
             format!("{path}.{k}")
         };
-        if TERMS.iter().any(|t| t.name == p) {
+        if terms.iter().any(|t| t.name == p) {
             continue; // fields are checked by the term parser
         }
         let group = format!("{p}.");
-        if TERMS.iter().any(|t| t.name.starts_with(&group)) {
-            check_unknown(child, &p)?;
+        if terms.iter().any(|t| t.name.starts_with(&group)) {
+            check_unknown(child, &p, terms)?;
         } else {
             return Err(ParamsError::UnknownKey(p));
         }
@@ -755,7 +776,14 @@ fn check_unknown(v: &Value, path: &str) -> Result<(), ParamsError> {
     Ok(())
 }
 
-fn parse(root: &Value) -> Result<EvalParams, ParamsError> {
+/// Reads the terms of `terms` (a schema) from a parsed params file whose optional `variant` key
+/// must be `variant`: the flat values and their bounds, in schema order. Shared by every params
+/// file in this format (the Jieqi evaluation's schema is another `&[TermDef]`).
+pub fn parse_terms(
+    root: &Value,
+    terms: &[TermDef],
+    variant: &str,
+) -> Result<(Vec<i32>, Vec<Bounds>), ParamsError> {
     if !root.is_object() {
         return Err(ParamsError::WrongType {
             key: "(top level)".into(),
@@ -767,21 +795,18 @@ fn parse(root: &Value) -> Result<EvalParams, ParamsError> {
             key: "variant".into(),
             expected: "a string".into(),
         })?;
-        if name != "xiangqi" {
-            return Err(ParamsError::WrongVariant(name.to_string()));
+        if name != variant {
+            return Err(ParamsError::WrongVariant {
+                found: name.to_string(),
+                expected: variant.to_string(),
+            });
         }
     }
-    check_unknown(root, "")?;
-    let names = flat_names();
-    let mut values = Box::new([0i32; NFLAT]);
-    let mut bounds = Box::new(
-        [Bounds {
-            min: 0,
-            max: 0,
-            step: 1,
-        }; NFLAT],
-    );
-    for (ti, term) in TERMS.iter().enumerate() {
+    check_unknown(root, "", terms)?;
+    let names = schema_flat_names(terms);
+    let mut values = Vec::with_capacity(names.len());
+    let mut bounds = Vec::with_capacity(names.len());
+    for term in terms.iter() {
         let obj = lookup(root, term.name)?;
         let path = term.name;
         let min = int32(field(obj, "min", path)?, &format!("{path}.min"))?;
@@ -834,21 +859,20 @@ fn parse(root: &Value) -> Result<EvalParams, ParamsError> {
                     .collect()
             }
         };
-        for (j, &x) in raw.iter().enumerate() {
-            let i = OFFSET[ti] + j;
+        for &x in raw.iter() {
             if x < min as i64 || x > max as i64 {
                 return Err(ParamsError::OutOfBounds {
-                    key: names[i].clone(),
+                    key: names[values.len()].clone(),
                     value: x,
                     min,
                     max,
                 });
             }
-            values[i] = x as i32;
-            bounds[i] = Bounds { min, max, step };
+            values.push(x as i32);
+            bounds.push(Bounds { min, max, step });
         }
     }
-    Ok(EvalParams::from_parts(values, bounds))
+    Ok((values, bounds))
 }
 
 /// The optional `squares` list of a table must name its squares in storage order.
@@ -874,16 +898,33 @@ fn check_squares(v: &Value, kind: PieceType, path: &str) -> Result<(), ParamsErr
 // JSON writing: one term per line, tables one rank per line, so the file reads like a board.
 
 fn write_json(p: &EvalParams) -> String {
+    write_terms(
+        &TERMS,
+        &p.values[..],
+        &p.bounds[..],
+        "xiangqi",
+        "xqtune Xiangqi evaluation parameters, centipawns; format: params/README.md",
+    )
+}
+
+/// Writes flat `values` with their `bounds` in the params file format of the schema `terms`
+/// (the inverse of [`parse_terms`]).
+pub fn write_terms(
+    terms: &[TermDef],
+    values: &[i32],
+    bounds: &[Bounds],
+    variant: &str,
+    about: &str,
+) -> String {
     let mut out = String::new();
     out.push_str("{\n");
-    out.push_str(
-        "  \"_about\": \"xqtune Xiangqi evaluation parameters, centipawns; format: params/README.md\",\n",
-    );
-    out.push_str("  \"variant\": \"xiangqi\"");
+    let _ = writeln!(out, "  \"_about\": {},", Value::from(about));
+    let _ = write!(out, "  \"variant\": {}", Value::from(variant));
+    let mut o = 0;
     // Open groups and, per nesting level (top level first), whether a member was written yet.
     let mut open: Vec<&str> = Vec::new();
     let mut written: Vec<bool> = vec![true];
-    for (ti, term) in TERMS.iter().enumerate() {
+    for term in terms.iter() {
         let parts: Vec<&str> = term.name.split('.').collect();
         let (groups, leaf) = parts.split_at(parts.len() - 1);
         let common = open
@@ -904,8 +945,7 @@ fn write_json(p: &EvalParams) -> String {
         }
         member_sep(&mut out, &mut written);
         let ind = "  ".repeat(open.len() + 1);
-        let o = OFFSET[ti];
-        let b = p.bounds[o];
+        let b = bounds[o];
         let bounds = format!(
             "\"min\": {}, \"max\": {}, \"step\": {}",
             b.min, b.max, b.step
@@ -913,20 +953,20 @@ fn write_json(p: &EvalParams) -> String {
         let _ = write!(out, "\"{}\": ", leaf[0]);
         match term.shape {
             Shape::Plain => {
-                let _ = write!(out, "{{\"v\": {}, {bounds}}}", p.values[o]);
+                let _ = write!(out, "{{\"v\": {}, {bounds}}}", values[o]);
             }
             Shape::Tapered => {
                 let _ = write!(
                     out,
                     "{{\"v\": [{}, {}], {bounds}}}",
-                    p.values[o],
-                    p.values[o + 1]
+                    values[o],
+                    values[o + 1]
                 );
             }
             Shape::List(n) => {
                 let list = |phase: usize| -> String {
                     (0..n)
-                        .map(|i| p.values[o + 2 * i + phase].to_string())
+                        .map(|i| values[o + 2 * i + phase].to_string())
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
@@ -952,7 +992,7 @@ fn write_json(p: &EvalParams) -> String {
                     for (ri, row) in rows.iter().enumerate() {
                         let vals: Vec<String> = row
                             .iter()
-                            .map(|&i| format!("{:4}", p.values[o + 2 * i + phase]))
+                            .map(|&i| format!("{:4}", values[o + 2 * i + phase]))
                             .collect();
                         let sep = if ri + 1 < rows.len() { "," } else { "" };
                         let _ = write!(out, "\n{ind}    {}{sep}", vals.join(","));
@@ -962,6 +1002,7 @@ fn write_json(p: &EvalParams) -> String {
                 let _ = write!(out, "\n{ind}}}");
             }
         }
+        o += term.shape.len();
     }
     while !open.is_empty() {
         open.pop();

@@ -479,9 +479,50 @@ fn bad_bounds_and_types_are_named() {
         "\"variant\": \"jieqi\"",
     ));
     assert!(
-        matches!(&e, ParamsError::WrongVariant(v) if v == "jieqi"),
+        matches!(&e, ParamsError::WrongVariant { found, .. } if found == "jieqi"),
         "{e:?}"
     );
     let e = EvalParams::load(std::path::Path::new("/nonexistent/xq.json")).expect_err("no file");
     assert!(e.to_string().contains("/nonexistent/xq.json"));
+}
+
+/// Raw (untapered) count of the term `name`'s first flat value in `fen`.
+fn count(fen: &str, term_id: usize, entry: usize) -> i32 {
+    let pos = Position::from_fen(fen).expect("valid FEN");
+    let mut t = CoeffTracer::default();
+    evaluate_red_with(&pos, &EvalParams::default(), &mut t);
+    t.counts()[OFFSET[term_id] + 2 * entry]
+}
+
+#[test]
+fn terms_fire_where_they_should() {
+    // Red rook a0 on an empty file: 9 squares up, 3 along the back rank up to the king.
+    let rook = "3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1";
+    assert_eq!(count(rook, id::MOB_ROOK, 0), 12);
+    assert_eq!(count(rook, id::ROOK_OPEN, 0), 1);
+    assert_eq!(count(rook, id::ROOK_SEMI_OPEN, 0), 0);
+    // The same rook on a file with a black pawn: semi-open.
+    let semi = "3k5/9/9/9/p8/9/9/9/9/R3K4 w - - 0 1";
+    assert_eq!(count(semi, id::ROOK_OPEN, 0), 0);
+    assert_eq!(count(semi, id::ROOK_SEMI_OPEN, 0), 1);
+    // Cannon d2 facing the black king d9 over an empty file: empty-head cannon; black has no
+    // advisors or elephants left against it (2 missing elephants x 1 cannon, for black).
+    let empty_head = "3k5/9/9/9/9/9/9/3C5/9/4K4 w - - 0 1";
+    assert_eq!(count(empty_head, id::CANNON_KING_LINE, 0), 1);
+    assert_eq!(count(empty_head, id::CANNON_KING_LINE, 2), 0);
+    assert_eq!(count(empty_head, id::MISSING_ELEPHANT, 0), -2);
+    // With two screens between: the central-cannon pressure entry.
+    let screens = "3k5/9/3n5/9/9/9/3N5/3C5/9/4K4 w - - 0 1";
+    assert_eq!(count(screens, id::CANNON_KING_LINE, 0), 0);
+    assert_eq!(count(screens, id::CANNON_KING_LINE, 2), 1);
+    // A black horse c7 attacked by the red rook c0, undefended: hanging (black's, so -1).
+    let hanging = "3k5/9/2n6/9/9/9/9/9/9/2R1K4 w - - 0 1";
+    assert_eq!(count(hanging, id::HANGING + 2, 0), -1);
+    // Connected crossed pawns: both count.
+    let pawns = "3k5/9/3PP4/9/9/9/9/9/9/4K4 w - - 0 1";
+    assert_eq!(count(pawns, id::PAWN_CONNECTED, 0), 2);
+    // A red rook on d7 hitting the black palace: d8, d9 (king) and e7, f7 along rank 7.
+    let attack = "4k4/9/3R5/9/9/9/9/9/9/3K5 w - - 0 1";
+    assert_eq!(count(attack, id::KING_ROOK, 0), 4);
+    assert_eq!(count(attack, id::KING_ATTACKERS, 1), 1);
 }

@@ -41,8 +41,6 @@ impl Tracer for NoTrace {
 /// Counts parameter uses densely; [`CoeffTracer::finish`] turns them into a sparse [`Trace`].
 pub struct CoeffTracer {
     counts: Vec<i32>,
-    /// Uses by red's features (`n > 0`) and black's (`n < 0`), for term-by-term reports.
-    by_side: [Vec<i32>; 2],
     phase: i32,
 }
 
@@ -50,7 +48,6 @@ impl Default for CoeffTracer {
     fn default() -> Self {
         CoeffTracer {
             counts: vec![0; NFLAT],
-            by_side: [vec![0; NFLAT], vec![0; NFLAT]],
             phase: PHASE_MAX,
         }
     }
@@ -61,7 +58,6 @@ impl Tracer for CoeffTracer {
     #[inline]
     fn add(&mut self, index: usize, n: i32) {
         self.counts[index] += n;
-        self.by_side[(n < 0) as usize][index] += n;
     }
     fn phase(&mut self, phase: i32) {
         self.phase = phase;
@@ -79,18 +75,9 @@ impl CoeffTracer {
         self.phase
     }
 
-    /// Red's (`Color::Red`) or black's part of the counts (black's are negative).
-    pub fn side_counts(&self, color: crate::core::Color) -> &[i32] {
-        &self.by_side[color.index()]
-    }
-
     /// The weight of flat value `i` at the recorded phase (1 for plain values).
     pub fn weight(&self, i: usize) -> f64 {
-        match PART[i] {
-            Part::Plain => 1.0,
-            Part::Mg => self.phase as f64 / PHASE_MAX as f64,
-            Part::Eg => (PHASE_MAX - self.phase) as f64 / PHASE_MAX as f64,
-        }
+        phase_weight(i, self.phase)
     }
 
     /// The sparse trace: middlegame counts weighted by `phase / 16`, endgame counts by
@@ -137,5 +124,41 @@ impl Trace {
                 .iter()
                 .map(|&(i, c)| c as f64 * params[i as usize] as f64)
                 .sum::<f64>()
+    }
+}
+
+/// The weight of flat value `i` at `phase`: `phase / 16` for middlegame values,
+/// `(16 - phase) / 16` for endgame values, 1 for plain values.
+pub fn phase_weight(i: usize, phase: i32) -> f64 {
+    match PART[i] {
+        Part::Plain => 1.0,
+        Part::Mg => phase as f64 / PHASE_MAX as f64,
+        Part::Eg => (PHASE_MAX - phase) as f64 / PHASE_MAX as f64,
+    }
+}
+
+/// Counts red's features (`n > 0`) and black's (`n < 0`) apart, for term-by-term reports
+/// (`xqtune eval --trace`); in [`CoeffTracer`] they cancel.
+pub struct SideTracer {
+    pub by_side: [Vec<i32>; 2],
+    pub phase: i32,
+}
+
+impl Default for SideTracer {
+    fn default() -> Self {
+        SideTracer {
+            by_side: [vec![0; NFLAT], vec![0; NFLAT]],
+            phase: PHASE_MAX,
+        }
+    }
+}
+
+impl Tracer for SideTracer {
+    const ACTIVE: bool = true;
+    fn add(&mut self, index: usize, n: i32) {
+        self.by_side[(n < 0) as usize][index] += n;
+    }
+    fn phase(&mut self, phase: i32) {
+        self.phase = phase;
     }
 }
