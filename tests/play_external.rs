@@ -345,6 +345,7 @@ fn cli_match_writes_records() {
     let n = |k: &str| summary[k].as_u64().unwrap();
     assert_eq!(n("wins") + n("draws") + n("losses"), 4);
     assert_eq!(summary["pentanomial"].as_array().unwrap().len(), 5);
+    assert_eq!(summary["complete"], serde_json::json!(true));
     for k in ["elo", "elo_error", "los", "games_per_minute"] {
         assert!(!summary[k].is_null(), "{k} missing");
     }

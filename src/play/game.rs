@@ -258,6 +258,8 @@ pub struct GameRecord {
     #[serde(serialize_with = "ser_result")]
     pub result: GameResult,
     pub termination: Termination,
+    /// Wall time of the game in ms.
+    pub duration_ms: u64,
 }
 
 fn ser_moves<S: serde::Serializer>(moves: &[Move], s: S) -> Result<S::Ok, S::Error> {
@@ -304,6 +306,7 @@ pub fn play_game(
     let mut moves = Vec::new();
     let mut scores: Vec<Option<i32>> = Vec::new();
     let mut clocks = settings.limits.tc.map(|tc| [tc.base_ms, tc.base_ms]);
+    let game_started = Instant::now();
 
     let finish =
         |result: GameResult, termination: Termination, moves: Vec<Move>, scores| GameRecord {
@@ -320,6 +323,7 @@ pub fn play_game(
             scores,
             result,
             termination,
+            duration_ms: game_started.elapsed().as_millis() as u64,
         };
 
     for (i, p) in players.iter_mut().enumerate() {

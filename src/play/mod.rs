@@ -415,7 +415,7 @@ pub fn result_lines(a: &str, b: &str, r: &MatchResult, sprt: Option<&SprtStatus>
         ),
         format!(
             "Elo difference: {:.1} +/- {:.1}, LOS: {:.1} %, DrawRatio: {:.1} %",
-            r.elo(),
+            r.elo() + 0.0,
             r.elo_error(),
             r.los() * 100.0,
             r.draw_ratio() * 100.0
@@ -425,7 +425,7 @@ pub fn result_lines(a: &str, b: &str, r: &MatchResult, sprt: Option<&SprtStatus>
         out.push(format!(
             "Ptnml(0-2): {:?}, pair Elo: {:.1} +/- {:.1}, nElo: {:.1} +/- {:.1}",
             r.pentanomial,
-            r.penta_elo(),
+            r.penta_elo() + 0.0,
             r.penta_elo_error(),
             r.normalized_elo(),
             r.normalized_elo_error()
@@ -536,7 +536,16 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
             cfg.concurrency
         }
     );
-    let report = run_match_with_progress(&a, &b, &cfg, &|p| {
+    // Partial records are rewritten (atomically) at most every 10 s, so a killed match still
+    // leaves valid games.pgn and summary.json for the games it finished.
+    let run_dir = if args.no_save {
+        None
+    } else {
+        Some(run_dir(&args.out_dir, &args.name)?)
+    };
+    let checkpoint = std::sync::Mutex::new((Vec::<GameRecord>::new(), std::time::Instant::now()));
+    let started = std::time::Instant::now();
+    let outcome = run_match_with_progress(&a, &b, &cfg, &|p| {
         bar.set_position(p.finished as u64);
         let mut msg = format!(
             "{}-{}-{}  Elo {:.1} +/- {:.1}",
@@ -553,7 +562,36 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
             ));
         }
         bar.set_message(msg);
-    })?;
+        if let (Some(dir), Ok(mut cp)) = (&run_dir, checkpoint.lock()) {
+            cp.0.push(p.game.clone());
+            if cp.1.elapsed().as_secs() >= 10 {
+                cp.1 = std::time::Instant::now();
+                let mut games = cp.0.clone();
+                games.sort_by_key(|g| g.index);
+                let partial = MatchReport {
+                    result: runner::tally(&games),
+                    sprt: p.sprt,
+                    games,
+                    games_planned: cfg.games,
+                    elapsed: started.elapsed(),
+                    stopped_early: false,
+                };
+                if let Err(e) = save_records(dir, &args.name, &a, &b, &cfg, &partial, false) {
+                    bar.println(format!("warning: cannot write partial records: {e:#}"));
+                }
+            }
+        }
+    });
+    let report = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(d) = &run_dir {
+                // Only removes the folder while it is still empty.
+                let _ = std::fs::remove_dir(d);
+            }
+            return Err(e.into());
+        }
+    };
     bar.finish_and_clear();
     for l in result_lines(a.name(), b.name(), &report.result, report.sprt.as_ref()) {
         println!("{l}");
@@ -569,23 +607,15 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
             ""
         }
     );
-    if !args.no_save {
-        let dir = save_run(&args.out_dir, &args.name, &a, &b, &cfg, &report)?;
+    if let Some(dir) = &run_dir {
+        save_records(dir, &args.name, &a, &b, &cfg, &report, true)?;
         println!("Records: {}", dir.display());
     }
     Ok(())
 }
 
-/// Writes `games.pgn` and `summary.json` under `<out>/<utc-timestamp>_match_<name>/`.
-pub fn save_run(
-    out: &Path,
-    name: &str,
-    a: &Engine,
-    b: &Engine,
-    cfg: &MatchConfig,
-    report: &MatchReport,
-) -> Result<PathBuf> {
-    let now = chrono::Utc::now();
+/// Creates `<out>/<utc-timestamp>_match_<name>/`.
+pub fn run_dir(out: &Path, name: &str) -> Result<PathBuf> {
     let safe: String = name
         .chars()
         .map(|c| {
@@ -596,11 +626,25 @@ pub fn save_run(
             }
         })
         .collect();
-    let dir = out.join(format!("{}_match_{safe}", now.format("%Y%m%dT%H%M%SZ")));
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let dir = out.join(format!("{stamp}_match_{safe}"));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Writes `games.pgn` and `summary.json` into `dir` (atomically; `complete` is recorded).
+pub fn save_records(
+    dir: &Path,
+    name: &str,
+    a: &Engine,
+    b: &Engine,
+    cfg: &MatchConfig,
+    report: &MatchReport,
+    complete: bool,
+) -> Result<()> {
     let header = pgn::PgnHeader {
         event: format!("xqtune match {name}"),
-        date: now.format("%Y.%m.%d").to_string(),
+        date: chrono::Utc::now().format("%Y.%m.%d").to_string(),
         time_control: limits_text(cfg),
         variant: format!("{:?}", cfg.variant).to_lowercase(),
     };
@@ -611,9 +655,10 @@ pub fn save_run(
         .collect();
     write_atomic(&dir.join("games.pgn"), &text)
         .with_context(|| format!("writing {}", dir.join("games.pgn").display()))?;
-    let summary = summary_json(name, a, b, cfg, report);
+    let mut summary = summary_json(name, a, b, cfg, report);
+    summary["complete"] = serde_json::json!(complete);
     let json = serde_json::to_string_pretty(&summary).context("serialising the summary")?;
     write_atomic(&dir.join("summary.json"), &(json + "\n"))
         .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
-    Ok(dir)
+    Ok(())
 }

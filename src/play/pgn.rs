@@ -48,6 +48,12 @@ pub fn game_pgn(h: &PgnHeader, g: &GameRecord) -> String {
         "PlyCount",
         &(g.opening_moves.len() + g.moves.len()).to_string(),
     );
+    let secs = g.duration_ms / 1000;
+    tag(
+        &mut s,
+        "GameDuration",
+        &format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60),
+    );
     tag(&mut s, "Termination", g.termination.pgn_tag());
     tag(&mut s, "TerminationDetails", &g.termination.to_string());
     s.push('\n');

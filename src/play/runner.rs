@@ -81,7 +81,9 @@ impl Engine {
 
 /// Live state handed to the progress callback after each game.
 #[derive(Clone, Debug)]
-pub struct MatchProgress {
+pub struct MatchProgress<'a> {
+    /// The game that just finished.
+    pub game: &'a GameRecord,
     pub finished: usize,
     pub total: usize,
     /// Every finished game (pentanomial: every finished pair).
@@ -289,12 +291,15 @@ pub fn run_match_with_progress(
                             }
                         }
                     }
-                    progress(&MatchProgress {
-                        finished: sh.finished,
-                        total,
-                        live: sh.live,
-                        sprt: sh.sprt,
-                    });
+                    if let Some(game) = &sh.records[g] {
+                        progress(&MatchProgress {
+                            game,
+                            finished: sh.finished,
+                            total,
+                            live: sh.live,
+                            sprt: sh.sprt,
+                        });
+                    }
                 }
             });
         }
