@@ -30,6 +30,18 @@ pub enum Command {
         #[arg(long)]
         divide: bool,
     },
+    /// Tune parameters: ga, spsa or texel (a run folder under results/).
+    #[command(subcommand)]
+    Tune(crate::tune::TuneCommand),
+    /// Generate labelled quiet positions from self-play (for `tune texel`).
+    Datagen(crate::tune::datagen::DatagenArgs),
+    /// Rebuild the plots of a run folder from its log.csv.
+    Plot(crate::tune::PlotArgs),
+    /// Export parameter tables as full 9x10 boards (json, csv, rust, markdown).
+    Export(crate::tune::export::ExportArgs),
+    /// Manage parameter files (promote a run's best.json into params/).
+    #[command(subcommand)]
+    Params(crate::tune::ParamsCommand),
 }
 
 pub fn main() -> i32 {
@@ -54,6 +66,13 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         None => bail!("no subcommand given (UCI mode comes with the engine)"),
         Some(Command::Perft { depth, fen, divide }) => run_perft(depth, fen.as_deref(), divide),
+        Some(Command::Tune(c)) => crate::tune::run_tune(c),
+        Some(Command::Datagen(a)) => crate::tune::datagen::run_datagen(&a)
+            .map(|_| ())
+            .map_err(Into::into),
+        Some(Command::Plot(a)) => crate::tune::run_plot(a),
+        Some(Command::Export(a)) => crate::tune::export::run_export(&a).map_err(Into::into),
+        Some(Command::Params(c)) => crate::tune::run_params(c),
     }
 }
 

@@ -9,3 +9,4 @@ pub mod core;
 pub mod eval;
 pub mod play;
 pub mod search;
+pub mod tune;

@@ -96,6 +96,12 @@ impl EvalParams {
         self.clone()
     }
 
+    /// Piece values kept, position tables and mobility zero (tuning start point).
+    /// STUB ADDITION by the tune helper: the real one comes with the evaluation.
+    pub fn flattened(&self) -> EvalParams {
+        self.clone()
+    }
+
     /// The params file text (same format `load` reads).
     pub fn to_json_string(&self) -> String {
         format!("{{\"piece_values\": {:?}}}", self.piece_values)

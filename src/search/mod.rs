@@ -11,6 +11,34 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SearchParams {}
 
+// STUB ADDITION by the tune helper: the flat-view API the real SearchParams will provide
+// (params/search.json); the stub has no tunable numbers.
+impl SearchParams {
+    pub fn load(path: &std::path::Path) -> Result<SearchParams, crate::eval::ParamsError> {
+        std::fs::read_to_string(path).map_err(|source| crate::eval::ParamsError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(SearchParams::default())
+    }
+
+    pub fn specs(&self) -> Vec<crate::eval::ParamSpec> {
+        Vec::new()
+    }
+
+    pub fn to_vec(&self) -> Vec<i32> {
+        Vec::new()
+    }
+
+    pub fn from_vec(&self, _v: &[i32]) -> SearchParams {
+        self.clone()
+    }
+
+    pub fn to_json_string(&self) -> String {
+        "{}".to_string()
+    }
+}
+
 /// What limits one search. Unset fields do not limit.
 #[derive(Clone, Debug, Default)]
 pub struct SearchLimits {
