@@ -49,6 +49,18 @@ pub enum Command {
     Bench(crate::bench::BenchArgs),
     /// Play engine A against engine B: parallel games, opening pairs, Elo, SPRT, records.
     Match(Box<crate::play::MatchArgs>),
+    /// Tune parameters: ga, spsa or texel (a run folder under results/).
+    #[command(subcommand)]
+    Tune(crate::tune::TuneCommand),
+    /// Generate labelled quiet positions from self-play (for `tune texel`).
+    Datagen(crate::tune::datagen::DatagenArgs),
+    /// Rebuild the plots of a run folder from its log.csv.
+    Plot(crate::tune::PlotArgs),
+    /// Export parameter tables as full 9x10 boards (json, csv, rust, markdown).
+    Export(crate::tune::export::ExportArgs),
+    /// Manage parameter files (promote a run's best.json into params/).
+    #[command(subcommand)]
+    Params(crate::tune::ParamsCommand),
 }
 
 pub fn main() -> i32 {
@@ -83,6 +95,13 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Eval(args)) => crate::eval::run_cli(&args),
         Some(Command::Import(args)) => crate::import::cli::run(&args),
         Some(Command::Match(args)) => crate::play::run_cli(&args),
+        Some(Command::Tune(c)) => crate::tune::run_tune(c),
+        Some(Command::Datagen(a)) => crate::tune::datagen::run_datagen(&a)
+            .map(|_| ())
+            .map_err(Into::into),
+        Some(Command::Plot(a)) => crate::tune::run_plot(a),
+        Some(Command::Export(a)) => crate::tune::export::run_export(&a).map_err(Into::into),
+        Some(Command::Params(c)) => crate::tune::run_params(c),
     }
 }
 

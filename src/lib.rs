@@ -12,3 +12,4 @@ pub mod import;
 pub mod play;
 pub mod search;
 pub mod uci;
+pub mod tune;

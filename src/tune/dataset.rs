@@ -1,0 +1,219 @@
+//! Labelled position files: one position per line with its game's result from red's point of
+//! view. Read tolerantly, since they come from several producers (datagen, the game importer,
+//! other engines' tuning sets):
+//!
+//! - `FEN | 1-0` (this project's format; `0-1`, `1/2-1/2` too), also `FEN ; result`;
+//! - `FEN [1.0]` / `[0.5]` / `[0.0]` (red's score; any value in 0..1 is accepted);
+//! - EPD with an opcode, `FEN c9 "1-0";` (texel-tuner / Ethereal style);
+//! - blank lines and lines starting with `#` are skipped; gzip is detected by its magic bytes.
+//!
+//! Every error names the file and the line.
+
+use crate::core::Position;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum DatasetError {
+    #[error("cannot read {path}: {msg}")]
+    Io { path: String, msg: String },
+    #[error("{path}:{line}: {msg}")]
+    Line {
+        path: String,
+        line: usize,
+        msg: String,
+    },
+    #[error("{path}: no labelled positions")]
+    Empty { path: String },
+}
+
+/// One labelled position as text (parsed into a `Position` by the consumer, in parallel).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Labelled {
+    pub fen: String,
+    /// Red's result: 1.0 win, 0.5 draw, 0.0 loss.
+    pub result: f32,
+    /// 1-based line number in the file.
+    pub line: usize,
+}
+
+fn parse_result(t: &str) -> Option<f32> {
+    let t = t.trim().trim_matches('"').trim();
+    match t {
+        "1-0" => Some(1.0),
+        "0-1" => Some(0.0),
+        "1/2-1/2" | "1/2" | "½-½" | "=" => Some(0.5),
+        _ => t.parse::<f32>().ok().filter(|v| (0.0..=1.0).contains(v)),
+    }
+}
+
+/// Splits one line into (FEN text, red's result). `Ok(None)` for blank and comment lines.
+pub fn parse_line(line: &str) -> Result<Option<(String, f32)>, String> {
+    let l = line.trim();
+    if l.is_empty() || l.starts_with('#') {
+        return Ok(None);
+    }
+    // EPD opcode c9 "result";
+    if let Some(pos) = l.find(" c9 ") {
+        let rest = l[pos + 4..].trim().trim_end_matches(';');
+        let r = parse_result(rest).ok_or_else(|| format!("bad result '{rest}' in c9 opcode"))?;
+        return Ok(Some((l[..pos].trim().to_string(), r)));
+    }
+    // [score]
+    if let Some(open) = l.rfind('[').filter(|_| l.ends_with(']')) {
+        let inner = &l[open + 1..l.len() - 1];
+        let r = parse_result(inner)
+            .ok_or_else(|| format!("bad result '[{inner}]' (expected [1.0], [0.5] or [0.0])"))?;
+        return Ok(Some((l[..open].trim().to_string(), r)));
+    }
+    // FEN | result or FEN ; result
+    if let Some(sep) = l.rfind(['|', ';']) {
+        let rest = &l[sep + 1..];
+        let r = parse_result(rest).ok_or_else(|| {
+            format!(
+                "bad result '{}' (expected 1-0, 0-1 or 1/2-1/2)",
+                rest.trim()
+            )
+        })?;
+        return Ok(Some((l[..sep].trim().to_string(), r)));
+    }
+    Err("no result found (expected 'FEN | 1-0', 'FEN [1.0]' or 'FEN c9 \"1-0\";')".to_string())
+}
+
+/// Parses a FEN, accepting EPD's four fields (move counters missing).
+pub fn parse_fen(fen: &str) -> Result<Position, String> {
+    match Position::from_fen(fen) {
+        Ok(p) => Ok(p),
+        Err(e) => {
+            if fen.split_whitespace().count() < 6 {
+                Position::from_fen(&format!("{fen} 0 1")).map_err(|_| e.to_string())
+            } else {
+                Err(e.to_string())
+            }
+        }
+    }
+}
+
+/// Opens a file, transparently gunzipping it.
+pub fn open_maybe_gz(path: &Path) -> Result<Box<dyn BufRead>, DatasetError> {
+    let io = |e: std::io::Error| DatasetError::Io {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    };
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    let mut magic = [0u8; 2];
+    let n = f.read(&mut magic).map_err(io)?;
+    let f = std::fs::File::open(path).map_err(io)?;
+    if n == 2 && magic == [0x1f, 0x8b] {
+        Ok(Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(
+            f,
+        ))))
+    } else {
+        Ok(Box::new(BufReader::new(f)))
+    }
+}
+
+/// Reads every labelled line (positions are not parsed yet; see [`parse_fen`]).
+pub fn read_labelled(path: &Path) -> Result<Vec<Labelled>, DatasetError> {
+    let reader = open_maybe_gz(path)?;
+    let mut out = vec![];
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| DatasetError::Io {
+            path: path.display().to_string(),
+            msg: format!("line {}: {e}", i + 1),
+        })?;
+        match parse_line(&line) {
+            Ok(Some((fen, result))) => out.push(Labelled {
+                fen,
+                result,
+                line: i + 1,
+            }),
+            Ok(None) => {}
+            Err(msg) => {
+                return Err(DatasetError::Line {
+                    path: path.display().to_string(),
+                    line: i + 1,
+                    msg,
+                });
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(DatasetError::Empty {
+            path: path.display().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::START_FEN;
+
+    #[test]
+    fn accepts_all_formats() {
+        let f = START_FEN;
+        assert_eq!(
+            parse_line(&format!("{f} | 1-0")).unwrap(),
+            Some((f.to_string(), 1.0))
+        );
+        assert_eq!(
+            parse_line(&format!("{f} ; 0-1")).unwrap(),
+            Some((f.to_string(), 0.0))
+        );
+        assert_eq!(
+            parse_line(&format!("{f} | 1/2-1/2")).unwrap(),
+            Some((f.to_string(), 0.5))
+        );
+        assert_eq!(
+            parse_line(&format!("{f} [0.5]")).unwrap(),
+            Some((f.to_string(), 0.5))
+        );
+        assert_eq!(
+            parse_line(&format!("{f} [1.0]")).unwrap(),
+            Some((f.to_string(), 1.0))
+        );
+        let epd = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - -";
+        let (fen, r) = parse_line(&format!("{epd} c9 \"0-1\";")).unwrap().unwrap();
+        assert_eq!((fen.as_str(), r), (epd, 0.0));
+        assert!(parse_fen(&fen).is_ok());
+        assert_eq!(parse_line("   ").unwrap(), None);
+        assert_eq!(parse_line("# comment").unwrap(), None);
+        assert!(
+            parse_line(&format!("{f} | 2-0"))
+                .unwrap_err()
+                .contains("2-0")
+        );
+        assert!(parse_line(f).is_err());
+        assert!(parse_line(&format!("{f} [1.5]")).is_err());
+    }
+
+    #[test]
+    fn bad_line_is_reported_with_its_number() {
+        let dir = std::env::temp_dir().join(format!("xqtune-ds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("d.txt");
+        std::fs::write(
+            &p,
+            format!("# header\n{START_FEN} | 1-0\n{START_FEN} | x\n"),
+        )
+        .unwrap();
+        let e = read_labelled(&p).unwrap_err().to_string();
+        assert!(e.contains(":3:"), "{e}");
+        // gzip is detected by content
+        let gz = dir.join("d.gz");
+        let mut enc = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).unwrap(),
+            flate2::Compression::fast(),
+        );
+        std::io::Write::write_all(&mut enc, format!("{START_FEN} | 0-1\n").as_bytes()).unwrap();
+        enc.finish().unwrap();
+        let v = read_labelled(&gz).unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].result, 0.0);
+        assert_eq!(v[0].line, 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,873 @@
+//! Genetic algorithm over the parameter space, with fitness from self-play.
+//!
+//! Tournament selection, uniform and blend (BLX-α, Eshelman & Schaffer 1993) crossover,
+//! Gaussian mutation scaled by each parameter's step, elitism, and the adaptive crossover and
+//! mutation probabilities of Srinivas & Patnaik ("Adaptive probabilities of crossover and
+//! mutation in genetic algorithms", IEEE SMC 1994): an individual fitter than the population
+//! mean gets rates that fall linearly to zero (crossover) or to a floor (mutation) at the
+//! population's best, so good solutions are kept while poor ones are disrupted. This adaptive
+//! scheme is the one used for Xiangqi evaluation tuning by e.g. Wang et al. and later
+//! self-play GA tuners.
+//!
+//! Fitness is the score against a fixed reference (the starting set by default) or inside the
+//! population (round-robin), over game pairs whose openings are shared by every individual of a
+//! generation (common random numbers: opening luck cancels between individuals). Elites are
+//! re-evaluated each generation and their fitness averaged over all their evaluations, so a
+//! lucky draw does not survive for ever.
+//!
+//! Every generation's randomness is drawn from `mix(seed, generation)`, and the state is
+//! checkpointed atomically after each generation: a resumed run is the same run.
+
+use super::TuneError;
+use super::run::{self, CommonArgs, CsvLog, RunConfig, f, mix};
+use super::space::{Gene, ParamSet, Space};
+use super::stats::elo_from_score;
+use crate::play::{EngineConfig, MatchResult, run_match};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum FitnessMode {
+    /// Score against the fixed reference (the starting set).
+    Reference,
+    /// Score in a round-robin inside the population.
+    RoundRobin,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum CrossoverKind {
+    /// Each gene from either parent.
+    Uniform,
+    /// BLX-α: each gene uniform in the parents' interval widened by α on both sides.
+    Blend,
+    /// Uniform or blend, chosen per child.
+    Mixed,
+}
+
+/// `xqtune tune ga`: defaults sized for the README's ~5 minute run on 2 cores.
+#[derive(clap::Args, Debug, Clone, Serialize, Deserialize)]
+pub struct GaArgs {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub common: CommonArgs,
+    /// Individuals per generation.
+    #[arg(long, default_value_t = 10)]
+    pub population: usize,
+    #[arg(long, default_value_t = 8)]
+    pub generations: u64,
+    /// Games per individual and generation (played as pairs with shared openings).
+    #[arg(long, default_value_t = 8)]
+    pub games: usize,
+    #[arg(long, value_enum, default_value = "reference")]
+    pub fitness: FitnessMode,
+    /// Best individuals copied unchanged into the next generation (and re-evaluated).
+    #[arg(long, default_value_t = 2)]
+    pub elite: usize,
+    /// Tournament size for parent selection.
+    #[arg(long, default_value_t = 3)]
+    pub tournament: usize,
+    /// Crossover probability for individuals at or below the mean (k1 = k3 of Srinivas-Patnaik).
+    #[arg(long, default_value_t = 0.9)]
+    pub crossover_rate: f64,
+    /// Per-gene mutation probability at or below the mean (k2 = k4).
+    #[arg(long, default_value_t = 0.1)]
+    pub mutation_rate: f64,
+    /// Mutation standard deviation in units of each parameter's step.
+    #[arg(long, default_value_t = 1.0)]
+    pub mutation_scale: f64,
+    #[arg(long, value_enum, default_value = "mixed")]
+    pub crossover: CrossoverKind,
+    /// α of blend crossover.
+    #[arg(long, default_value_t = 0.5)]
+    pub blend_alpha: f64,
+    /// Spread of the initial population around the start, in steps.
+    #[arg(long, default_value_t = 2.0)]
+    pub init_sigma: f64,
+}
+
+/// The GA's knobs, separated from the CLI so tests can drive it on synthetic fitness.
+#[derive(Clone, Debug)]
+pub struct GaParams {
+    pub population: usize,
+    pub elite: usize,
+    pub tournament: usize,
+    pub pc_max: f64,
+    pub pm_max: f64,
+    /// Mutation never falls below this (Srinivas-Patnaik keep a small default rate so the best
+    /// individuals do not stagnate).
+    pub pm_min: f64,
+    pub mutation_scale: f64,
+    pub crossover: CrossoverKind,
+    pub blend_alpha: f64,
+    pub init_sigma: f64,
+}
+
+impl GaParams {
+    pub fn from_args(a: &GaArgs) -> GaParams {
+        GaParams {
+            population: a.population.max(2),
+            elite: a.elite.min(a.population.max(2) - 1),
+            tournament: a.tournament.max(1),
+            pc_max: a.crossover_rate.clamp(0.0, 1.0),
+            pm_max: a.mutation_rate.clamp(0.0, 1.0),
+            pm_min: (a.mutation_rate * 0.1).clamp(0.0, 1.0),
+            mutation_scale: a.mutation_scale,
+            crossover: a.crossover,
+            blend_alpha: a.blend_alpha,
+            init_sigma: a.init_sigma,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Individual {
+    pub genes: Vec<i32>,
+    #[serde(with = "run::exact")]
+    pub fit_sum: f64,
+    pub evals: u32,
+}
+
+impl Individual {
+    pub fn new(genes: Vec<i32>) -> Individual {
+        Individual {
+            genes,
+            fit_sum: 0.0,
+            evals: 0,
+        }
+    }
+
+    pub fn fitness(&self) -> f64 {
+        if self.evals == 0 {
+            f64::NEG_INFINITY
+        } else {
+            self.fit_sum / self.evals as f64
+        }
+    }
+}
+
+/// Everything needed to continue a run: the next generation to evaluate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GaState {
+    pub generation: u64,
+    pub population: Vec<Individual>,
+    /// Best individual of the last evaluated generation (by mean fitness over its evaluations).
+    pub best: Option<Individual>,
+    /// Full parameter vector of the starting set.
+    pub start_vec: Vec<i32>,
+}
+
+/// One generation's summary (one row of log.csv).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenStats {
+    pub generation: u64,
+    pub best: f64,
+    pub mean: f64,
+    pub worst: f64,
+    pub pc_mean: f64,
+    pub pm_mean: f64,
+}
+
+/// Standard normal draw (Box-Muller; rand 0.8 without rand_distr has no Normal).
+pub fn gauss(rng: &mut impl Rng) -> f64 {
+    let u1: f64 = rng.r#gen::<f64>().max(1e-300);
+    let u2: f64 = rng.r#gen();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// The first population: the start itself plus Gaussian variations around it.
+pub fn initial_population(
+    start: &[i32],
+    genes: &[Gene],
+    p: &GaParams,
+    seed: u64,
+) -> Vec<Individual> {
+    let mut rng = ChaCha8Rng::seed_from_u64(mix(seed, &[u64::MAX]));
+    let mut pop = vec![Individual::new(start.to_vec())];
+    while pop.len() < p.population {
+        let g = start
+            .iter()
+            .zip(genes)
+            .map(|(&v, g)| {
+                g.clamp(v + (gauss(&mut rng) * p.init_sigma * g.step() as f64).round() as i32)
+            })
+            .collect();
+        pop.push(Individual::new(g));
+    }
+    pop
+}
+
+/// Srinivas-Patnaik crossover probability for a pair whose fitter parent has fitness `f`.
+pub fn adaptive_pc(f: f64, f_max: f64, f_avg: f64, p: &GaParams) -> f64 {
+    if f >= f_avg && f_max - f_avg > 1e-12 {
+        p.pc_max * ((f_max - f) / (f_max - f_avg)).clamp(0.0, 1.0)
+    } else {
+        p.pc_max
+    }
+}
+
+/// Srinivas-Patnaik per-gene mutation probability for an individual of fitness `f`.
+pub fn adaptive_pm(f: f64, f_max: f64, f_avg: f64, p: &GaParams) -> f64 {
+    if f >= f_avg && f_max - f_avg > 1e-12 {
+        p.pm_min + (p.pm_max - p.pm_min) * ((f_max - f) / (f_max - f_avg)).clamp(0.0, 1.0)
+    } else {
+        p.pm_max
+    }
+}
+
+pub fn uniform_crossover(a: &[i32], b: &[i32], rng: &mut impl Rng) -> Vec<i32> {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| if rng.r#gen::<bool>() { x } else { y })
+        .collect()
+}
+
+/// BLX-α: each gene uniform in `[lo - α d, hi + α d]`, rounded and clamped to its bounds.
+pub fn blend_crossover(
+    a: &[i32],
+    b: &[i32],
+    genes: &[Gene],
+    alpha: f64,
+    rng: &mut impl Rng,
+) -> Vec<i32> {
+    a.iter()
+        .zip(b)
+        .zip(genes)
+        .map(|((&x, &y), g)| {
+            let (lo, hi) = (x.min(y) as f64, x.max(y) as f64);
+            let d = hi - lo;
+            let v = lo - alpha * d + rng.r#gen::<f64>() * (d * (1.0 + 2.0 * alpha));
+            g.clamp(v.round() as i32)
+        })
+        .collect()
+}
+
+/// Each gene with probability `pm` moves by a Gaussian step of `scale` times its step (at
+/// least one unit, so a mutation always changes the gene unless it sits on a bound).
+pub fn mutate(v: &mut [i32], genes: &[Gene], pm: f64, scale: f64, rng: &mut impl Rng) {
+    for (x, g) in v.iter_mut().zip(genes) {
+        if rng.r#gen::<f64>() < pm {
+            let mut d = (gauss(rng) * scale * g.step() as f64).round() as i32;
+            if d == 0 {
+                d = if rng.r#gen::<bool>() { 1 } else { -1 };
+            }
+            *x = g.clamp(*x + d);
+        }
+    }
+}
+
+fn tournament(fit: &[f64], k: usize, rng: &mut impl Rng) -> usize {
+    let mut best = rng.gen_range(0..fit.len());
+    for _ in 1..k {
+        let c = rng.gen_range(0..fit.len());
+        if fit[c] > fit[best] {
+            best = c;
+        }
+    }
+    best
+}
+
+/// Evaluates the current population with `fitness(generation, genomes)`, records the best,
+/// then breeds the next generation. Deterministic in (state, seed).
+pub fn ga_step<F>(
+    state: &mut GaState,
+    genes: &[Gene],
+    p: &GaParams,
+    seed: u64,
+    fitness: F,
+) -> GenStats
+where
+    F: FnOnce(u64, &[Vec<i32>]) -> Vec<f64>,
+{
+    let generation = state.generation;
+    let genomes: Vec<Vec<i32>> = state.population.iter().map(|i| i.genes.clone()).collect();
+    let fit_now = fitness(generation, &genomes);
+    for (ind, fv) in state.population.iter_mut().zip(&fit_now) {
+        ind.fit_sum += fv;
+        ind.evals += 1;
+    }
+    let fit: Vec<f64> = state.population.iter().map(Individual::fitness).collect();
+    let n = fit.len();
+    let f_max = fit.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let f_min = fit.iter().cloned().fold(f64::INFINITY, f64::min);
+    let f_avg = fit.iter().sum::<f64>() / n as f64;
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| fit[b].total_cmp(&fit[a]).then(a.cmp(&b)));
+    state.best = Some(state.population[order[0]].clone());
+
+    let mut rng = ChaCha8Rng::seed_from_u64(mix(seed, &[generation, 0xb4eed]));
+    let mut next: Vec<Individual> = order
+        .iter()
+        .take(p.elite)
+        .map(|&i| state.population[i].clone())
+        .collect();
+    let (mut pc_sum, mut pm_sum, mut children) = (0.0, 0.0, 0usize);
+    while next.len() < p.population {
+        let a = tournament(&fit, p.tournament, &mut rng);
+        let b = tournament(&fit, p.tournament, &mut rng);
+        let (a, b) = if fit[b] > fit[a] { (b, a) } else { (a, b) };
+        let f_parent = fit[a];
+        let pc = adaptive_pc(f_parent, f_max, f_avg, p);
+        let pm = adaptive_pm(f_parent, f_max, f_avg, p);
+        let (ga, gb) = (&state.population[a].genes, &state.population[b].genes);
+        let mut child = if rng.r#gen::<f64>() < pc {
+            let blend = match p.crossover {
+                CrossoverKind::Uniform => false,
+                CrossoverKind::Blend => true,
+                CrossoverKind::Mixed => rng.r#gen::<bool>(),
+            };
+            if blend {
+                blend_crossover(ga, gb, genes, p.blend_alpha, &mut rng)
+            } else {
+                uniform_crossover(ga, gb, &mut rng)
+            }
+        } else {
+            ga.clone()
+        };
+        mutate(&mut child, genes, pm, p.mutation_scale, &mut rng);
+        if &child == ga && !genes.is_empty() {
+            // a copy of its parent would spend games on a known genome: move one gene
+            let i = rng.gen_range(0..genes.len());
+            mutate(
+                &mut child[i..=i],
+                &genes[i..=i],
+                1.0,
+                p.mutation_scale,
+                &mut rng,
+            );
+        }
+        pc_sum += pc;
+        pm_sum += pm;
+        children += 1;
+        next.push(Individual::new(child));
+    }
+    state.population = next;
+    state.generation += 1;
+    let c = children.max(1) as f64;
+    GenStats {
+        generation,
+        best: f_max,
+        mean: f_avg,
+        worst: f_min,
+        pc_mean: pc_sum / c,
+        pm_mean: pm_sum / c,
+    }
+}
+
+/// Fitness of each genome from self-play through the match runner. Every (individual, pair)
+/// is one job so all cores stay busy whatever the population size; pair `j` of a generation has
+/// the same opening seed for every individual.
+pub fn match_fitness(
+    space: &Space,
+    reference: &ParamSet,
+    args: &GaArgs,
+    generation: u64,
+    genomes: &[Vec<i32>],
+) -> Vec<f64> {
+    let common = &args.common;
+    let other = ParamSet::default_of(match space.base.kind() {
+        super::space::SpaceKind::Eval => super::space::SpaceKind::Search,
+        super::space::SpaceKind::Search => super::space::SpaceKind::Eval,
+    });
+    let engines: Vec<EngineConfig> = genomes
+        .iter()
+        .enumerate()
+        .map(|(i, g)| space.apply(g).engine(&format!("ind{i}"), &other))
+        .collect();
+    let gen_seed = mix(common.seed, &[generation, 1]);
+    let pairs = (args.games / 2).max(1) as u64;
+    let n = genomes.len();
+    // (a, b, pair index); b == n means the reference
+    let jobs: Vec<(usize, usize, u64)> = match args.fitness {
+        FitnessMode::Reference => (0..n)
+            .flat_map(|i| (0..pairs).map(move |j| (i, n, j)))
+            .collect(),
+        FitnessMode::RoundRobin => {
+            let per = (pairs / (n as u64 - 1).max(1)).max(1);
+            (0..n)
+                .flat_map(|i| ((i + 1)..n).flat_map(move |k| (0..per).map(move |j| (i, k, j))))
+                .collect()
+        }
+    };
+    let ref_engine = reference.engine("reference", &other);
+    let results: Vec<(usize, usize, MatchResult)> = jobs
+        .par_iter()
+        .map(|&(a, b, j)| {
+            let eb = if b == n { &ref_engine } else { &engines[b] };
+            let r = run_match(&engines[a], eb, &common.match_config(mix(gen_seed, &[j])));
+            (a, b, r)
+        })
+        .collect();
+    let mut points = vec![0.0; n];
+    let mut games = vec![0.0; n];
+    for (a, b, r) in results {
+        let g = r.games() as f64;
+        let pa = r.wins as f64 + 0.5 * r.draws as f64;
+        points[a] += pa;
+        games[a] += g;
+        if b < n {
+            points[b] += g - pa;
+            games[b] += g;
+        }
+    }
+    points
+        .iter()
+        .zip(&games)
+        .map(|(p, g)| if *g > 0.0 { p / g } else { 0.5 })
+        .collect()
+}
+
+pub const LOG_HEADER: &str = "generation,best,mean,worst,elo,pc,pm,time_s";
+
+/// What a finished or stopped run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub dir: PathBuf,
+    pub finished: bool,
+    pub best: Option<Vec<i32>>,
+    pub verification: Option<run::Verification>,
+}
+
+/// Opens (new or resumed) run folder, args and state.
+fn prepare(args: &GaArgs) -> Result<(PathBuf, GaArgs, Space, ParamSet, GaState), TuneError> {
+    if let Some(dir) = &args.common.resume {
+        let cfg: RunConfig<GaArgs> = run::read_json(&dir.join("config.json"))?;
+        if cfg.tuner != "ga" {
+            return Err(TuneError::Resume(format!(
+                "{} is a {} run, not a ga run",
+                dir.display(),
+                cfg.tuner
+            )));
+        }
+        let mut a = cfg.args;
+        a.common.concurrency = args.common.concurrency.or(a.common.concurrency);
+        let state: GaState = run::read_json(&dir.join("checkpoints/state.json"))?;
+        let start = run::load_start(dir, a.common.space, &state.start_vec)?;
+        let space = Space::new(start.clone(), &a.common.only)?;
+        return Ok((dir.clone(), a, space, start, state));
+    }
+    let start = args.common.start_params()?;
+    let space = Space::new(start.clone(), &args.common.only)?;
+    let p = GaParams::from_args(args);
+    let dir = run::create_run_dir(&args.common.out, "ga", &args.common.name)?;
+    run::save_start(&dir, &start)?;
+    run::write_json(
+        &dir.join("config.json"),
+        &RunConfig {
+            tuner: "ga".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            created: chrono::Utc::now().to_rfc3339(),
+            args: args.clone(),
+        },
+    )?;
+    let state = GaState {
+        generation: 0,
+        population: initial_population(&space.values(), &space.genes(), &p, args.common.seed),
+        best: None,
+        start_vec: start.to_vec(),
+    };
+    run::write_json(&dir.join("checkpoints/state.json"), &state)?;
+    Ok((dir, args.clone(), space, start, state))
+}
+
+/// Runs (or resumes) a GA run with the given fitness; `max_steps` stops early as a kill would
+/// (used by tests). Verification and plots follow the last generation.
+pub fn run_ga_with<F>(
+    args: &GaArgs,
+    fitness: F,
+    max_steps: Option<u64>,
+) -> Result<RunOutcome, TuneError>
+where
+    F: Fn(&Space, &ParamSet, &GaArgs, u64, &[Vec<i32>]) -> Vec<f64> + Sync,
+{
+    let (dir, args, space, start, mut state) = prepare(args)?;
+    let p = GaParams::from_args(&args);
+    let genes = space.genes();
+    let mut log = CsvLog::open(&dir.join("log.csv"), LOG_HEADER, state.generation as usize)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.common.threads())
+        .build()
+        .map_err(|e| TuneError::Io(e.to_string()))?;
+    println!(
+        "ga: {} parameters, population {}, {} generations, {} games each at {} -> {}",
+        space.len(),
+        p.population,
+        args.generations,
+        args.games,
+        match args.common.depth {
+            Some(d) => format!("depth {d}"),
+            None => format!("{} nodes", args.common.nodes),
+        },
+        dir.display()
+    );
+    let bar = run::progress(args.generations, state.generation, "ga");
+    let mut steps = 0;
+    while state.generation < args.generations {
+        if run::stop_requested() || max_steps.is_some_and(|m| steps >= m) {
+            bar.abandon();
+            println!(
+                "stopped after generation {}; continue with: xqtune tune ga --resume {}",
+                state.generation,
+                dir.display()
+            );
+            return Ok(RunOutcome {
+                dir,
+                finished: false,
+                best: state.best.map(|b| b.genes),
+                verification: None,
+            });
+        }
+        let t0 = Instant::now();
+        let st = pool.install(|| {
+            ga_step(&mut state, &genes, &p, args.common.seed, |g, pop| {
+                fitness(&space, &start, &args, g, pop)
+            })
+        });
+        log.row(&[
+            st.generation.to_string(),
+            f(st.best),
+            f(st.mean),
+            f(st.worst),
+            f(elo_from_score(st.best)),
+            f(st.pc_mean),
+            f(st.pm_mean),
+            f(t0.elapsed().as_secs_f64()),
+        ])?;
+        run::write_json(&dir.join("checkpoints/state.json"), &state)?;
+        steps += 1;
+        bar.set_position(state.generation);
+        bar.set_message(format!(
+            "best {:.3} ({:+.0} Elo) mean {:.3}",
+            st.best,
+            elo_from_score(st.best),
+            st.mean
+        ));
+    }
+    bar.finish();
+    let best_genes = state
+        .best
+        .as_ref()
+        .map(|b| b.genes.clone())
+        .unwrap_or_else(|| space.values());
+    let best = space.apply(&best_genes);
+    let v = pool.install(|| run::finish_run(&dir, &best, &start, &args.common))?;
+    super::plot::plot_run_quiet(&dir);
+    Ok(RunOutcome {
+        dir,
+        finished: true,
+        best: Some(best_genes),
+        verification: v,
+    })
+}
+
+/// `xqtune tune ga`.
+pub fn run_ga(args: &GaArgs) -> Result<RunOutcome, TuneError> {
+    run::install_ctrlc();
+    let out = run_ga_with(args, match_fitness, None)?;
+    report(&out.dir, out.finished);
+    Ok(out)
+}
+
+pub fn report(dir: &Path, finished: bool) {
+    if finished {
+        println!("results: {}", dir.display());
+        println!("best parameters: {}", dir.join("best.json").display());
+        println!("plots: {}", dir.join("plots").display());
+        println!(
+            "promote with: xqtune params promote {}",
+            dir.join("best.json").display()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn genes(n: usize) -> Vec<Gene> {
+        (0..n)
+            .map(|i| Gene {
+                name: format!("g{i}"),
+                value: 0,
+                min: -50,
+                max: 50,
+                step: 1 + (i as i32 % 3),
+            })
+            .collect()
+    }
+
+    fn params() -> GaParams {
+        GaParams {
+            population: 12,
+            elite: 2,
+            tournament: 3,
+            pc_max: 0.9,
+            pm_max: 0.2,
+            pm_min: 0.02,
+            mutation_scale: 1.0,
+            crossover: CrossoverKind::Mixed,
+            blend_alpha: 0.5,
+            init_sigma: 3.0,
+        }
+    }
+
+    /// Synthetic fitness: closeness to a target vector, deterministic.
+    fn synthetic(target: &[i32]) -> impl Fn(u64, &[Vec<i32>]) -> Vec<f64> + '_ {
+        move |_, pop| {
+            pop.iter()
+                .map(|g| {
+                    let d: f64 = g
+                        .iter()
+                        .zip(target)
+                        .map(|(a, b)| ((a - b) as f64).powi(2))
+                        .sum();
+                    1.0 / (1.0 + d / 100.0)
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn operators_respect_bounds() {
+        let gs = genes(20);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..200 {
+            let a: Vec<i32> = gs.iter().map(|g| rng.gen_range(g.min..=g.max)).collect();
+            let b: Vec<i32> = gs.iter().map(|g| rng.gen_range(g.min..=g.max)).collect();
+            let u = uniform_crossover(&a, &b, &mut rng);
+            for i in 0..u.len() {
+                assert!(u[i] == a[i] || u[i] == b[i]);
+            }
+            let mut c = blend_crossover(&a, &b, &gs, 0.5, &mut rng);
+            for (x, g) in c.iter().zip(&gs) {
+                assert!(*x >= g.min && *x <= g.max);
+            }
+            mutate(&mut c, &gs, 1.0, 5.0, &mut rng);
+            for (x, g) in c.iter().zip(&gs) {
+                assert!(*x >= g.min && *x <= g.max);
+            }
+        }
+        // full mutation changes every gene that is not pinned at a bound
+        let mut v = vec![0; 20];
+        mutate(&mut v, &gs, 1.0, 1.0, &mut rng);
+        assert!(v.iter().all(|&x| x != 0));
+        // zero mutation changes nothing
+        let mut w = vec![7; 20];
+        mutate(&mut w, &gs, 0.0, 1.0, &mut rng);
+        assert_eq!(w, vec![7; 20]);
+    }
+
+    #[test]
+    fn adaptive_rates_fall_for_fitter_individuals() {
+        let p = params();
+        let (f_max, f_avg) = (1.0, 0.5);
+        assert_eq!(adaptive_pc(0.3, f_max, f_avg, &p), p.pc_max);
+        assert_eq!(adaptive_pm(0.3, f_max, f_avg, &p), p.pm_max);
+        assert!((adaptive_pc(0.75, f_max, f_avg, &p) - p.pc_max * 0.5).abs() < 1e-12);
+        assert!(adaptive_pc(0.9, f_max, f_avg, &p) < adaptive_pc(0.6, f_max, f_avg, &p));
+        assert!(adaptive_pm(0.9, f_max, f_avg, &p) < adaptive_pm(0.6, f_max, f_avg, &p));
+        assert_eq!(adaptive_pc(1.0, f_max, f_avg, &p), 0.0);
+        assert_eq!(adaptive_pm(1.0, f_max, f_avg, &p), p.pm_min);
+        // a flat population gets the full rates (no information, explore)
+        assert_eq!(adaptive_pm(0.5, 0.5, 0.5, &p), p.pm_max);
+    }
+
+    #[test]
+    fn elitism_keeps_best_and_ga_improves() {
+        let gs = genes(8);
+        let p = params();
+        let target = vec![6, -5, 8, 2, -7, 3, 0, 5];
+        let fit = synthetic(&target);
+        let mut state = GaState {
+            generation: 0,
+            population: initial_population(&[0; 8], &gs, &p, 5),
+            best: None,
+            start_vec: vec![0; 8],
+        };
+        let mut bests = vec![];
+        for _ in 0..60 {
+            let before = state.clone();
+            let st = ga_step(&mut state, &gs, &p, 5, &fit);
+            // the best genome of the evaluated generation is carried over unchanged
+            let f1 = |g: &Vec<i32>| fit(0, std::slice::from_ref(g))[0];
+            let best = before
+                .population
+                .iter()
+                .map(|i| f1(&i.genes))
+                .fold(f64::NEG_INFINITY, f64::max);
+            assert!(state.population.iter().any(|i| f1(&i.genes) == best
+                && i.evals > 0
+                && before.population.iter().any(|b| b.genes == i.genes)));
+            assert_eq!(state.population.len(), p.population);
+            bests.push(st.best);
+        }
+        assert!(bests.windows(2).all(|w| w[1] >= w[0] - 1e-12), "{bests:?}");
+        assert!(
+            bests[0] < 0.7 && bests[59] > 0.95,
+            "{} -> {}",
+            bests[0],
+            bests[59]
+        );
+    }
+
+    #[test]
+    fn same_seed_same_run() {
+        let gs = genes(6);
+        let p = params();
+        let target = vec![10, 10, -10, 0, 5, 5];
+        let fit = synthetic(&target);
+        let run = |seed| {
+            let mut s = GaState {
+                generation: 0,
+                population: initial_population(&[0; 6], &gs, &p, seed),
+                best: None,
+                start_vec: vec![],
+            };
+            for _ in 0..10 {
+                ga_step(&mut s, &gs, &p, seed, &fit);
+            }
+            s
+        };
+        assert_eq!(run(9), run(9));
+        assert_ne!(run(9), run(10));
+    }
+}
+
+#[cfg(test)]
+mod run_tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: GaArgs,
+    }
+
+    fn args(out: &Path) -> GaArgs {
+        T::parse_from([
+            "t",
+            "--population",
+            "8",
+            "--generations",
+            "6",
+            "--verify",
+            "none",
+            "--seed",
+            "11",
+            "--concurrency",
+            "2",
+            "--name",
+            "synthetic",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .a
+    }
+
+    /// Synthetic fitness: closeness to the start shifted by three steps.
+    fn fitness(space: &Space, _: &ParamSet, _: &GaArgs, _: u64, pop: &[Vec<i32>]) -> Vec<f64> {
+        let target: Vec<i32> = space
+            .genes()
+            .iter()
+            .map(|g| g.clamp(g.value + 3 * g.step()))
+            .collect();
+        pop.iter()
+            .map(|v| {
+                let d: f64 = v
+                    .iter()
+                    .zip(&target)
+                    .map(|(a, b)| ((a - b) as f64).powi(2))
+                    .sum();
+                1.0 / (1.0 + d / 1000.0)
+            })
+            .collect()
+    }
+
+    fn without_time(log: &str) -> Vec<String> {
+        log.lines()
+            .map(|l| l.rsplit_once(',').map(|x| x.0).unwrap_or(l).to_string())
+            .collect()
+    }
+
+    #[test]
+    fn resume_after_a_stop_gives_the_same_run() {
+        let out = std::env::temp_dir().join(format!("xqtune-ga-{}", std::process::id()));
+        let a = args(&out);
+        let full = run_ga_with(&a, fitness, None).unwrap();
+        assert!(full.finished);
+        let part = run_ga_with(&a, fitness, Some(2)).unwrap();
+        assert!(!part.finished);
+        let st: GaState = run::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
+        assert_eq!(st.generation, 2);
+        let mut r = a.clone();
+        r.common.resume = Some(part.dir.clone());
+        let resumed = run_ga_with(&r, fitness, None).unwrap();
+        assert!(resumed.finished);
+        assert_eq!(resumed.dir, part.dir);
+        assert_eq!(full.best, resumed.best);
+        let read = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+        assert_eq!(
+            read(&full.dir, "checkpoints/state.json"),
+            read(&resumed.dir, "checkpoints/state.json")
+        );
+        assert_eq!(
+            read(&full.dir, "best.json"),
+            read(&resumed.dir, "best.json")
+        );
+        let log = read(&full.dir, "log.csv");
+        assert_eq!(log.lines().count(), 7);
+        assert_eq!(
+            without_time(&log),
+            without_time(&read(&resumed.dir, "log.csv"))
+        );
+        assert!(full.dir.join("plots/fitness.png").exists());
+        assert!(full.dir.join("plots/fitness.svg").exists());
+        assert!(full.dir.join("config.json").exists());
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn real_matches_run_end_to_end() {
+        // tiny: depth 1, two generations, fixed verification of 4 games
+        let out = std::env::temp_dir().join(format!("xqtune-ga-e2e-{}", std::process::id()));
+        let a = T::parse_from([
+            "t",
+            "--population",
+            "4",
+            "--generations",
+            "2",
+            "--games",
+            "2",
+            "--depth",
+            "1",
+            "--max-plies",
+            "60",
+            "--verify",
+            "fixed",
+            "--verify-games",
+            "4",
+            "--concurrency",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .a;
+        let o = run_ga_with(&a, match_fitness, None).unwrap();
+        assert!(o.finished);
+        let v = o.verification.unwrap();
+        assert_eq!(v.stats.games, 4);
+        let (_, rows) = crate::tune::plot::read_csv(&o.dir.join("log.csv")).unwrap();
+        assert_eq!(rows.len(), 2);
+        for r in rows {
+            assert!(r[1] >= r[2] && r[2] >= r[3] && (0.0..=1.0).contains(&r[1]));
+        }
+        assert!(o.dir.join("verification.json").exists());
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}

@@ -1,0 +1,155 @@
+//! Tuning toolkit: turns a parameter set into a measurably stronger one.
+//!
+//! - [`space`]: which parameters are tuned (`--only` globs), their bounds and steps.
+//! - [`ga`]: adaptive genetic algorithm with self-play fitness.
+//! - [`spsa`]: simultaneous perturbation stochastic approximation (fishtest schedule).
+//! - [`texel`]: gradient tuning of the evaluation on labelled positions (argmin L-BFGS).
+//! - [`dataset`], [`datagen`]: labelled position files and self-play data generation.
+//! - [`run`]: run folders, checkpoints, verification match; [`stats`]: Elo and SPRT.
+//! - [`plot`], [`export`]: figures and tables from a run.
+
+pub mod datagen;
+pub mod dataset;
+pub mod export;
+pub mod ga;
+pub mod plot;
+pub mod run;
+pub mod space;
+pub mod spsa;
+pub mod stats;
+pub mod texel;
+
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+use std::path::PathBuf;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum TuneError {
+    #[error("parameters: {0}")]
+    Params(String),
+    #[error("parameter space: {0}")]
+    Space(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("resume: {0}")]
+    Resume(String),
+    #[error(transparent)]
+    Dataset(#[from] dataset::DatasetError),
+    #[error("optimiser: {0}")]
+    Optimiser(String),
+    #[error("plot: {0}")]
+    Plot(String),
+}
+
+/// `xqtune tune <tuner>`.
+#[derive(Subcommand, Debug)]
+pub enum TuneCommand {
+    /// Adaptive genetic algorithm, fitness from self-play matches.
+    Ga(ga::GaArgs),
+    /// SPSA with the fishtest schedule, one game pair per iteration.
+    Spsa(spsa::SpsaArgs),
+    /// Texel gradient tuning of the evaluation on a labelled dataset.
+    Texel(texel::TexelArgs),
+}
+
+pub fn run_tune(cmd: TuneCommand) -> Result<()> {
+    match cmd {
+        TuneCommand::Ga(a) => {
+            ga::run_ga(&a)?;
+        }
+        TuneCommand::Spsa(a) => {
+            spsa::run_spsa(&a)?;
+        }
+        TuneCommand::Texel(a) => {
+            texel::run_texel(&a)?;
+        }
+    }
+    Ok(())
+}
+
+/// `xqtune plot`.
+#[derive(clap::Args, Debug)]
+pub struct PlotArgs {
+    /// Run folder (results/<run>).
+    pub run: PathBuf,
+}
+
+pub fn run_plot(a: PlotArgs) -> Result<()> {
+    let files = plot::plot_run(&a.run)?;
+    for f in files {
+        println!("{}", f.display());
+    }
+    Ok(())
+}
+
+/// `xqtune params <action>`.
+#[derive(Subcommand, Debug)]
+pub enum ParamsCommand {
+    /// Copy a run's best.json into params/ after showing its verification result.
+    Promote {
+        /// results/<run>/best.json (or the run folder).
+        best: PathBuf,
+        /// Destination (default: params/xiangqi.json or params/search.json by the run's space).
+        #[arg(long)]
+        to: Option<PathBuf>,
+        /// Promote even without a significant verification result.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+pub fn run_params(cmd: ParamsCommand) -> Result<()> {
+    match cmd {
+        ParamsCommand::Promote { best, to, force } => promote(&best, to, force),
+    }
+}
+
+fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<()> {
+    let (dir, best_file) = if best.is_dir() {
+        (best.to_path_buf(), best.join("best.json"))
+    } else {
+        (
+            best.parent()
+                .map(|p| p.to_path_buf())
+                .unwrap_or_else(|| PathBuf::from(".")),
+            best.to_path_buf(),
+        )
+    };
+    let cfg: serde_json::Value = run::read_json(&dir.join("config.json"))
+        .with_context(|| format!("{} is not a run folder", dir.display()))?;
+    let space = cfg["args"]["space"].as_str().unwrap_or("eval").to_string();
+    let kind = if space == "search" {
+        space::SpaceKind::Search
+    } else {
+        space::SpaceKind::Eval
+    };
+    // the file must load as a parameter set before it may replace one
+    space::ParamSet::load(kind, &best_file)?;
+    let vpath = dir.join("verification.json");
+    let significant = if vpath.exists() {
+        let v: run::Verification = run::read_json(&vpath)?;
+        println!("verification of {}: {}", dir.display(), v.summary());
+        v.significant
+    } else {
+        println!("verification of {}: none recorded", dir.display());
+        false
+    };
+    if !significant && !force {
+        bail!(
+            "not promoted: the verification does not show a significant gain (use --force to promote anyway)"
+        );
+    }
+    let dest = to.unwrap_or_else(|| match kind {
+        space::SpaceKind::Eval => PathBuf::from("params/xiangqi.json"),
+        space::SpaceKind::Search => PathBuf::from("params/search.json"),
+    });
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).ok();
+    }
+    let bytes =
+        std::fs::read(&best_file).with_context(|| format!("reading {}", best_file.display()))?;
+    run::atomic_write(&dest, &bytes).with_context(|| format!("writing {}", dest.display()))?;
+    println!("promoted {} -> {}", best_file.display(), dest.display());
+    Ok(())
+}

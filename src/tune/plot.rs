@@ -1,0 +1,555 @@
+//! Figures of a run, rebuilt from its files (never the only record): fitness (GA) or loss
+//! (Texel) curves and the SPSA score, with the verification result marked; SPSA parameter
+//! trajectories from `params.csv`; heat maps of the tuned position tables on the 9x10 board
+//! beside the starting ones. Every figure is written as PNG (bitmap backend; text drawn with the
+//! embedded DejaVu Sans, see assets/DejaVuSans-LICENSE.txt) and SVG.
+
+use super::TuneError;
+use super::export::{BoardTable, board_tables};
+use super::run::Verification;
+use super::space::{ParamSet, SpaceKind};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+
+static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+
+fn ensure_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+fn perr<E: std::fmt::Display>(e: E) -> TuneError {
+    TuneError::Plot(e.to_string())
+}
+
+/// A CSV of numbers with a header (empty cells are NaN).
+pub fn read_csv(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), TuneError> {
+    let text = std::fs::read_to_string(path).map_err(|e| super::run::io_err(path, e))?;
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .map(|s| s.to_string())
+        .collect();
+    let rows = lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            l.split(',')
+                .map(|c| c.trim().parse::<f64>().unwrap_or(f64::NAN))
+                .collect()
+        })
+        .collect();
+    Ok((header, rows))
+}
+
+fn column(header: &[String], rows: &[Vec<f64>], name: &str) -> Option<Vec<f64>> {
+    let i = header.iter().position(|h| h == name)?;
+    Some(
+        rows.iter()
+            .map(|r| r.get(i).copied().unwrap_or(f64::NAN))
+            .collect(),
+    )
+}
+
+/// One line series.
+pub struct Series {
+    pub name: String,
+    pub ys: Vec<f64>,
+    pub color: RGBColor,
+}
+
+pub struct LineChart {
+    pub title: String,
+    pub note: Option<String>,
+    pub x_label: String,
+    pub y_label: String,
+    pub xs: Vec<f64>,
+    pub series: Vec<Series>,
+    /// A labelled horizontal line (e.g. the verification score).
+    pub hline: Option<(f64, String)>,
+    pub legend: bool,
+}
+
+fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in vals.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi - lo < 1e-12 {
+        let d = lo.abs().max(1.0) * 0.05;
+        return (lo - d, hi + d);
+    }
+    let pad = (hi - lo) * 0.06;
+    (lo - pad, hi + pad)
+}
+
+fn draw_lines<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    c: &LineChart,
+) -> Result<(), TuneError>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(perr)?;
+    let root = match &c.note {
+        Some(n) => {
+            let (top, rest) = root.split_vertically(34);
+            top.draw(&Text::new(
+                n.clone(),
+                (12, 10),
+                ("sans-serif", 15).into_font().color(&BLACK),
+            ))
+            .map_err(perr)?;
+            rest
+        }
+        None => root,
+    };
+    let (x0, x1) = range(c.xs.iter().copied());
+    let (y0, y1) = range(
+        c.series
+            .iter()
+            .flat_map(|s| s.ys.iter().copied())
+            .chain(c.hline.iter().map(|h| h.0)),
+    );
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&c.title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(perr)?;
+    chart
+        .configure_mesh()
+        .x_desc(c.x_label.as_str())
+        .y_desc(c.y_label.as_str())
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(perr)?;
+    for s in &c.series {
+        let pts: Vec<(f64, f64)> =
+            c.xs.iter()
+                .zip(&s.ys)
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .map(|(x, y)| (*x, *y))
+                .collect();
+        let color = s.color;
+        let ann = chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(perr)?;
+        if c.legend {
+            ann.label(s.name.clone()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        }
+        if pts.len() <= 60 {
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(perr)?;
+        }
+    }
+    if let Some((y, label)) = &c.hline {
+        let col = RGBColor(200, 0, 120);
+        let ann = chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x0, *y), (x1, *y)],
+                8,
+                5,
+                col.stroke_width(2),
+            ))
+            .map_err(perr)?;
+        ann.label(label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2)));
+    }
+    if c.legend || c.hline.is_some() {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 13))
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(perr)?;
+    }
+    root.present().map_err(perr)?;
+    Ok(())
+}
+
+/// Writes `<stem>.png` and `<stem>.svg`.
+pub fn line_chart(stem: &Path, c: &LineChart) -> Result<Vec<PathBuf>, TuneError> {
+    ensure_font();
+    let png = stem.with_extension("png");
+    let svg = stem.with_extension("svg");
+    draw_lines(BitMapBackend::new(&png, (1000, 620)).into_drawing_area(), c)?;
+    draw_lines(SVGBackend::new(&svg, (1000, 620)).into_drawing_area(), c)?;
+    Ok(vec![png, svg])
+}
+
+/// Diverging colour: blue (negative) through white to red (positive), |v| / scale in 0..1.
+fn heat_color(v: f64, scale: f64) -> RGBColor {
+    let t = (v / scale.max(1e-9)).clamp(-1.0, 1.0);
+    let w = |a: f64| (255.0 * (1.0 - a)) as u8;
+    if t >= 0.0 {
+        RGBColor(255, w(t * 0.85), w(t * 0.85))
+    } else {
+        RGBColor(w(-t * 0.85), w(-t * 0.85), 255)
+    }
+}
+
+fn draw_board<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    board: &[[i32; 9]; 10],
+    scale: f64,
+) -> Result<(), TuneError>
+where
+    DB::ErrorType: 'static,
+{
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 18))
+        .margin(8)
+        .x_label_area_size(24)
+        .y_label_area_size(24)
+        .build_cartesian_2d(0i32..9i32, 0i32..10i32)
+        .map_err(perr)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(9)
+        .y_labels(10)
+        .x_label_formatter(&|x| {
+            ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
+                .get(*x as usize)
+                .unwrap_or(&"")
+                .to_string()
+        })
+        .label_style(("sans-serif", 12))
+        .draw()
+        .map_err(perr)?;
+    for r in 0..10 {
+        for f in 0..9 {
+            let v = board[r][f] as f64;
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(f as i32, r as i32), (f as i32 + 1, r as i32 + 1)],
+                    heat_color(v, scale).filled(),
+                )))
+                .map_err(perr)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("{}", board[r][f]),
+                    (f as i32, r as i32 + 1),
+                    ("sans-serif", 12).into_font().color(&BLACK),
+                )))
+                .map_err(perr)?;
+        }
+    }
+    // the river between ranks 4 and 5
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(0, 5), (9, 5)],
+            BLACK.stroke_width(2),
+        )))
+        .map_err(perr)?;
+    Ok(())
+}
+
+fn draw_heat<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    start: &BoardTable,
+    tuned: &BoardTable,
+) -> Result<(), TuneError>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(perr)?;
+    let scale = start
+        .red
+        .iter()
+        .chain(tuned.red.iter())
+        .flat_map(|r| r.iter())
+        .map(|v| v.abs() as f64)
+        .fold(1.0, f64::max);
+    let panels = root.split_evenly((1, 2));
+    draw_board(
+        &panels[0],
+        &format!("{} {} start (red)", start.piece, start.phase),
+        &start.red,
+        scale,
+    )?;
+    draw_board(
+        &panels[1],
+        &format!("{} {} tuned (red)", tuned.piece, tuned.phase),
+        &tuned.red,
+        scale,
+    )?;
+    root.present().map_err(perr)?;
+    Ok(())
+}
+
+/// Heat maps of every position table, start beside tuned: `pst_<piece>_<phase>.{png,svg}`.
+pub fn heat_maps(
+    dir: &Path,
+    start: &[super::space::Gene],
+    tuned: &[super::space::Gene],
+) -> Result<Vec<PathBuf>, TuneError> {
+    ensure_font();
+    let (ts, _) = board_tables(start);
+    let (tt, _) = board_tables(tuned);
+    let mut files = vec![];
+    for s in &ts {
+        let Some(t) = tt.iter().find(|t| t.piece == s.piece && t.phase == s.phase) else {
+            continue;
+        };
+        let stem = dir.join(format!("pst_{}_{}", s.piece, s.phase));
+        let png = stem.with_extension("png");
+        let svg = stem.with_extension("svg");
+        draw_heat(
+            BitMapBackend::new(&png, (1000, 560)).into_drawing_area(),
+            s,
+            t,
+        )?;
+        draw_heat(SVGBackend::new(&svg, (1000, 560)).into_drawing_area(), s, t)?;
+        files.push(png);
+        files.push(svg);
+    }
+    Ok(files)
+}
+
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// Rebuilds every figure of a run folder from its files; returns the files written.
+pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
+    let cfg: serde_json::Value = super::run::read_json(&dir.join("config.json"))?;
+    let tuner = cfg["tuner"].as_str().unwrap_or("").to_string();
+    let name = cfg["args"]["name"].as_str().unwrap_or("").to_string();
+    let plots = dir.join("plots");
+    std::fs::create_dir_all(&plots).map_err(|e| super::run::io_err(&plots, e))?;
+    let (header, rows) = read_csv(&dir.join("log.csv"))?;
+    let verification: Option<Verification> =
+        super::run::read_json(&dir.join("verification.json")).ok();
+    let note = verification
+        .as_ref()
+        .map(|v| format!("verification (tuned vs start): {}", v.summary()));
+    let mut files = vec![];
+    let col = |n: &str| column(&header, &rows, n).unwrap_or_default();
+    match tuner.as_str() {
+        "ga" => {
+            let chart = LineChart {
+                title: format!("GA fitness per generation ({name})"),
+                note,
+                x_label: "generation".into(),
+                y_label: "score against the reference".into(),
+                xs: col("generation"),
+                series: vec![
+                    Series {
+                        name: "best".into(),
+                        ys: col("best"),
+                        color: PALETTE[2],
+                    },
+                    Series {
+                        name: "mean".into(),
+                        ys: col("mean"),
+                        color: PALETTE[0],
+                    },
+                    Series {
+                        name: "worst".into(),
+                        ys: col("worst"),
+                        color: PALETTE[3],
+                    },
+                ],
+                hline: verification.as_ref().map(|v| {
+                    (
+                        v.stats.score,
+                        format!("verification score {:.3}", v.stats.score),
+                    )
+                }),
+                legend: true,
+            };
+            files.extend(line_chart(&plots.join("fitness"), &chart)?);
+        }
+        "spsa" => {
+            let xs = col("iteration");
+            let score = col("score");
+            // running mean over 25 iterations: single pairs are too noisy to read
+            let w = 25usize;
+            let smooth: Vec<f64> = (0..score.len())
+                .map(|i| {
+                    let lo = i.saturating_sub(w - 1);
+                    let s = &score[lo..=i];
+                    s.iter().sum::<f64>() / s.len() as f64
+                })
+                .collect();
+            let chart = LineChart {
+                title: format!("SPSA: θ+ against θ− ({name})"),
+                note: note.clone(),
+                x_label: "iteration".into(),
+                y_label: "score of θ+ (running mean of 25)".into(),
+                xs: xs.clone(),
+                series: vec![
+                    Series {
+                        name: "θ+ score".into(),
+                        ys: smooth,
+                        color: PALETTE[0],
+                    },
+                    Series {
+                        name: "distance from start (steps)".into(),
+                        ys: col("distance"),
+                        color: PALETTE[1],
+                    },
+                ],
+                hline: None,
+                legend: true,
+            };
+            files.extend(line_chart(&plots.join("fitness"), &chart)?);
+            if let Ok((ph, prow)) = read_csv(&dir.join("params.csv")) {
+                let start: Vec<f64> = prow.first().cloned().unwrap_or_default();
+                // the parameters that moved most, relative to where they began
+                let mut moved: Vec<(usize, f64)> = (1..ph.len())
+                    .map(|j| {
+                        let last = prow.last().and_then(|r| r.get(j)).copied().unwrap_or(0.0);
+                        (j, (last - start.get(j).copied().unwrap_or(0.0)).abs())
+                    })
+                    .collect();
+                moved.sort_by(|a, b| b.1.total_cmp(&a.1));
+                let series: Vec<Series> = moved
+                    .iter()
+                    .take(10)
+                    .enumerate()
+                    .map(|(k, &(j, _))| Series {
+                        name: ph[j].clone(),
+                        ys: prow
+                            .iter()
+                            .map(|r| r.get(j).copied().unwrap_or(f64::NAN))
+                            .collect(),
+                        color: PALETTE[k % PALETTE.len()],
+                    })
+                    .collect();
+                let chart = LineChart {
+                    title: format!(
+                        "SPSA parameter trajectories, {} most moved ({name})",
+                        series.len()
+                    ),
+                    note,
+                    x_label: "iteration".into(),
+                    y_label: "value".into(),
+                    xs: prow.iter().map(|r| r[0]).collect(),
+                    series,
+                    hline: None,
+                    legend: true,
+                };
+                files.extend(line_chart(&plots.join("trajectories"), &chart)?);
+            }
+        }
+        "texel" => {
+            let chart = LineChart {
+                title: format!("Texel loss per epoch ({name})"),
+                note,
+                x_label: "epoch".into(),
+                y_label: "mean squared error".into(),
+                xs: col("epoch"),
+                series: vec![
+                    Series {
+                        name: "train".into(),
+                        ys: col("train_loss"),
+                        color: PALETTE[0],
+                    },
+                    Series {
+                        name: "validation".into(),
+                        ys: col("val_loss"),
+                        color: PALETTE[1],
+                    },
+                ],
+                hline: None,
+                legend: true,
+            };
+            files.extend(line_chart(&plots.join("loss"), &chart)?);
+        }
+        other => {
+            return Err(TuneError::Plot(format!(
+                "unknown tuner '{other}' in config.json"
+            )));
+        }
+    }
+    let space = cfg["args"]["space"].as_str().unwrap_or("eval");
+    if space == "eval" && dir.join("best.json").exists() {
+        let start = ParamSet::load(SpaceKind::Eval, &dir.join("start.json"))?;
+        let best = ParamSet::load(SpaceKind::Eval, &dir.join("best.json"))?;
+        files.extend(heat_maps(&plots, &start.genes(), &best.genes())?);
+    }
+    Ok(files)
+}
+
+/// Plots at the end of a run; a failure is reported, not fatal (the data files are the record).
+pub fn plot_run_quiet(dir: &Path) {
+    match plot_run(dir) {
+        Ok(files) => {
+            if let Some(first) = files.first() {
+                println!("plot: {}", first.display());
+            }
+        }
+        Err(e) => eprintln!("warning: plots not written: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charts_and_heat_maps_are_written() {
+        let dir = std::env::temp_dir().join(format!("xqtune-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let chart = LineChart {
+            title: "test".into(),
+            note: Some("verification: +12.0 ± 8.0 Elo".into()),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            xs: vec![0.0, 1.0, 2.0],
+            series: vec![Series {
+                name: "a".into(),
+                ys: vec![0.4, 0.5, 0.6],
+                color: PALETTE[0],
+            }],
+            hline: Some((0.55, "verification".into())),
+            legend: true,
+        };
+        let files = line_chart(&dir.join("c"), &chart).unwrap();
+        for f in &files {
+            assert!(
+                std::fs::metadata(f).unwrap().len() > 1000,
+                "{}",
+                f.display()
+            );
+        }
+        let start = crate::tune::export::tests::sample_genes();
+        let mut tuned = start.clone();
+        for g in tuned.iter_mut().skip(1) {
+            g.value = -g.value / 2;
+        }
+        let maps = heat_maps(&dir, &start, &tuned).unwrap();
+        assert_eq!(maps.len(), 4);
+        for f in &maps {
+            assert!(std::fs::metadata(f).unwrap().len() > 1000);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,321 @@
+//! The parameter space a tuner works in: the flat view (`specs`/`to_vec`/`from_vec`) of either
+//! the evaluation parameters or the search parameters, restricted to the names selected with
+//! `--only`. Table symmetry is kept by construction: the evaluation stores its position tables
+//! half-width (Pikafish-HCE `psqt.cpp` style) and mirrors them, so a tuner only ever sees one
+//! gene per mirrored pair of squares. Parameters whose bounds leave no room (`min == max`) are
+//! fixed values, not genes (unreachable squares are declared that way).
+
+use super::TuneError;
+use crate::eval::EvalParams;
+use crate::search::SearchParams;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Which parameter file a run tunes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SpaceKind {
+    /// Evaluation parameters (params/xiangqi.json).
+    Eval,
+    /// Search parameters (params/search.json).
+    Search,
+}
+
+/// One tunable number with its bounds and step, independent of which file it came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Gene {
+    pub name: String,
+    pub value: i32,
+    pub min: i32,
+    pub max: i32,
+    pub step: i32,
+}
+
+impl Gene {
+    pub fn clamp(&self, v: i32) -> i32 {
+        v.clamp(self.min, self.max)
+    }
+
+    pub fn clamp_f(&self, v: f64) -> f64 {
+        v.clamp(self.min as f64, self.max as f64)
+    }
+
+    /// The step, never below 1 (a zero step would freeze mutation and SPSA perturbations).
+    pub fn step(&self) -> i32 {
+        self.step.max(1)
+    }
+}
+
+/// A full parameter set of either kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamSet {
+    Eval(EvalParams),
+    Search(SearchParams),
+}
+
+impl ParamSet {
+    /// The embedded defaults of `kind`.
+    pub fn default_of(kind: SpaceKind) -> ParamSet {
+        match kind {
+            SpaceKind::Eval => ParamSet::Eval(EvalParams::default()),
+            SpaceKind::Search => ParamSet::Search(SearchParams::default()),
+        }
+    }
+
+    pub fn load(kind: SpaceKind, path: &Path) -> Result<ParamSet, TuneError> {
+        let err = |e: &dyn std::fmt::Display| TuneError::Params(format!("{}: {e}", path.display()));
+        Ok(match kind {
+            SpaceKind::Eval => ParamSet::Eval(EvalParams::load(path).map_err(|e| err(&e))?),
+            SpaceKind::Search => ParamSet::Search(SearchParams::load(path).map_err(|e| err(&e))?),
+        })
+    }
+
+    pub fn kind(&self) -> SpaceKind {
+        match self {
+            ParamSet::Eval(_) => SpaceKind::Eval,
+            ParamSet::Search(_) => SpaceKind::Search,
+        }
+    }
+
+    pub fn genes(&self) -> Vec<Gene> {
+        match self {
+            ParamSet::Eval(p) => p
+                .specs()
+                .into_iter()
+                .map(|s| Gene {
+                    name: s.name,
+                    value: s.value,
+                    min: s.min,
+                    max: s.max,
+                    step: s.step,
+                })
+                .collect(),
+            ParamSet::Search(p) => p
+                .specs()
+                .into_iter()
+                .map(|s| Gene {
+                    name: s.name,
+                    value: s.value,
+                    min: s.min,
+                    max: s.max,
+                    step: s.step,
+                })
+                .collect(),
+        }
+    }
+
+    pub fn to_vec(&self) -> Vec<i32> {
+        match self {
+            ParamSet::Eval(p) => p.to_vec(),
+            ParamSet::Search(p) => p.to_vec(),
+        }
+    }
+
+    pub fn from_vec(&self, v: &[i32]) -> ParamSet {
+        match self {
+            ParamSet::Eval(p) => ParamSet::Eval(p.from_vec(v)),
+            ParamSet::Search(p) => ParamSet::Search(p.from_vec(v)),
+        }
+    }
+
+    pub fn to_json_string(&self) -> String {
+        match self {
+            ParamSet::Eval(p) => p.to_json_string(),
+            ParamSet::Search(p) => p.to_json_string(),
+        }
+    }
+
+    /// The engine that plays with this set (the other half at its defaults / `other`).
+    pub fn engine(&self, name: &str, other: &ParamSet) -> crate::play::EngineConfig {
+        use std::sync::Arc;
+        let (eval, search) = match (self, other) {
+            (ParamSet::Eval(e), ParamSet::Search(s)) | (ParamSet::Search(s), ParamSet::Eval(e)) => {
+                (e.clone(), s.clone())
+            }
+            (ParamSet::Eval(e), _) => (e.clone(), SearchParams::default()),
+            (ParamSet::Search(s), _) => (EvalParams::default(), s.clone()),
+        };
+        crate::play::EngineConfig {
+            name: name.to_string(),
+            eval: Arc::new(eval),
+            search: Arc::new(search),
+        }
+    }
+}
+
+/// Does `name` match a `--only` pattern? `*` matches any run of characters, `?` one character;
+/// a pattern without wildcards matches the name itself and everything under it
+/// (`pst.rook` matches `pst.rook.mg.12`).
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    if !pattern.contains(['*', '?']) {
+        return name == pattern
+            || (name.starts_with(pattern) && name[pattern.len()..].starts_with('.'));
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    // Iterative wildcard match with backtracking to the last star.
+    let (mut pi, mut ni) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ni));
+            pi += 1;
+        } else if let Some((sp, sn)) = star {
+            pi = sp + 1;
+            ni = sn + 1;
+            star = Some((sp, sn + 1));
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// The selected genes of a parameter set: what a tuner varies, and how to rebuild a full set.
+#[derive(Clone, Debug)]
+pub struct Space {
+    pub base: ParamSet,
+    /// Every parameter of `base` in flat order.
+    pub all: Vec<Gene>,
+    /// Indices into `all` of the tuned parameters.
+    pub selected: Vec<usize>,
+}
+
+impl Space {
+    /// Selects by comma-separated glob patterns (`pst.rook,material.*`); empty selects all.
+    /// A pattern that matches nothing is an error naming it (a typo must not tune nothing).
+    pub fn new(base: ParamSet, only: &str) -> Result<Space, TuneError> {
+        let all = base.genes();
+        let patterns: Vec<&str> = only
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        for p in &patterns {
+            if !all.iter().any(|g| glob_match(p, &g.name)) {
+                return Err(TuneError::Space(format!(
+                    "--only pattern '{p}' matches no parameter (names look like '{}')",
+                    all.first()
+                        .map(|g| g.name.as_str())
+                        .unwrap_or("material.rook")
+                )));
+            }
+        }
+        let selected: Vec<usize> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.min < g.max)
+            .filter(|(_, g)| patterns.is_empty() || patterns.iter().any(|p| glob_match(p, &g.name)))
+            .map(|(i, _)| i)
+            .collect();
+        if selected.is_empty() {
+            return Err(TuneError::Space(format!(
+                "no tunable parameter selected (space has {} parameters, --only '{only}')",
+                all.len()
+            )));
+        }
+        Ok(Space {
+            base,
+            all,
+            selected,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.selected.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.selected.is_empty()
+    }
+
+    /// The selected genes (bounds and steps) in order.
+    pub fn genes(&self) -> Vec<Gene> {
+        self.selected.iter().map(|&i| self.all[i].clone()).collect()
+    }
+
+    /// Current values of the selected parameters in `base`.
+    pub fn values(&self) -> Vec<i32> {
+        self.selected.iter().map(|&i| self.all[i].value).collect()
+    }
+
+    /// Clamps each value to its bounds.
+    pub fn clamp(&self, v: &[i32]) -> Vec<i32> {
+        v.iter()
+            .zip(&self.selected)
+            .map(|(&x, &i)| self.all[i].clamp(x))
+            .collect()
+    }
+
+    /// The full vector of `base` with the selected entries replaced (clamped).
+    pub fn full_vec(&self, v: &[i32]) -> Vec<i32> {
+        let mut full = self.base.to_vec();
+        for (&x, &i) in v.iter().zip(&self.selected) {
+            full[i] = self.all[i].clamp(x);
+        }
+        full
+    }
+
+    /// The full parameter set with the selected entries replaced (clamped).
+    pub fn apply(&self, v: &[i32]) -> ParamSet {
+        self.base.from_vec(&self.full_vec(v))
+    }
+
+    /// Rounds and clamps a real-valued point (SPSA, Texel) to integer genes.
+    pub fn round(&self, v: &[f64]) -> Vec<i32> {
+        v.iter()
+            .zip(&self.selected)
+            .map(|(&x, &i)| self.all[i].clamp(x.round() as i32))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_patterns() {
+        assert!(glob_match("material.*", "material.rook"));
+        assert!(glob_match("pst.rook", "pst.rook.mg.12"));
+        assert!(!glob_match("pst.rook", "pst.rookie.mg.1"));
+        assert!(!glob_match("pst.rook", "pst.knight.mg.1"));
+        assert!(glob_match("pst.*.eg.*", "pst.rook.eg.3"));
+        assert!(!glob_match("pst.*.eg.*", "pst.rook.mg.3"));
+        assert!(glob_match("*", "anything"));
+        assert!(glob_match("material.r?ok", "material.rook"));
+        assert!(glob_match("*.rook", "material.rook"));
+        assert!(!glob_match("*.rook", "material.rook.mg"));
+    }
+
+    #[test]
+    fn selection_and_clamping() {
+        let base = ParamSet::default_of(SpaceKind::Eval);
+        let all = Space::new(base.clone(), "").unwrap();
+        let n_tunable = base.genes().iter().filter(|g| g.min < g.max).count();
+        assert_eq!(all.len(), n_tunable);
+        let name = base.genes()[1].name.clone();
+        let one = Space::new(base.clone(), &name).unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one.selected, vec![1]);
+        let g = &one.genes()[0];
+        assert_eq!(one.clamp(&[g.max + 1000]), vec![g.max]);
+        assert_eq!(one.clamp(&[g.min - 1000]), vec![g.min]);
+        // apply replaces only the selected entry, clamped, and keeps the rest
+        let full = one.full_vec(&[g.max + 5]);
+        let mut expect = base.to_vec();
+        expect[1] = g.max;
+        assert_eq!(full, expect);
+        assert_eq!(one.apply(&[g.max + 5]).to_vec(), expect);
+        assert_eq!(one.round(&[g.min as f64 - 0.7]), vec![g.min]);
+        // a typo is an error that names the pattern
+        let e = Space::new(base, "material.*,nosuch.thing").unwrap_err();
+        assert!(e.to_string().contains("nosuch.thing"), "{e}");
+    }
+}

@@ -1,0 +1,487 @@
+//! SPSA (Spall, "Multivariate stochastic approximation using a simultaneous perturbation
+//! gradient approximation", IEEE TAC 1992) with the schedule of fishtest / OpenBench:
+//! `a_k = a / (A + k + 1)^alpha`, `c_k = c / (k + 1)^gamma`, alpha = 0.602, gamma = 0.101,
+//! A = 10% of the iterations, and per-parameter `c_end` (perturbation at the last iteration)
+//! and `r_end` (learning rate `a_k / c_k^2` at the last iteration) derived from the parameter's
+//! step. Each iteration plays a game pair (or a small batch) of θ + c_kΔ against θ − c_kΔ with
+//! Δ a random ±1 vector, and moves θ by `a_k / c_k · (wins − losses) · Δ`, clamped to bounds.
+//! Every iteration's θ is appended to `params.csv`.
+
+use super::TuneError;
+use super::run::{self, CommonArgs, CsvLog, RunConfig, f, mix};
+use super::space::{Gene, ParamSet, Space};
+use super::stats::elo_from_score;
+use crate::play::MatchResult;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// `xqtune tune spsa`.
+#[derive(clap::Args, Debug, Clone, Serialize, Deserialize)]
+pub struct SpsaArgs {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub common: CommonArgs,
+    #[arg(long, default_value_t = 300)]
+    pub iterations: u64,
+    /// Games per iteration (pairs of θ+ against θ−, colours swapped).
+    #[arg(long, default_value_t = 2)]
+    pub games: usize,
+    /// c_end in units of each parameter's step.
+    #[arg(long, default_value_t = 1.0)]
+    pub c_end: f64,
+    /// Movement per unit of match result at the last iteration, in steps
+    /// (r_end = lr · step / c_end²; fishtest's usual r_end = 0.002 for step 10 is lr = 0.02).
+    #[arg(long, default_value_t = 0.1)]
+    pub lr: f64,
+    /// A as a fraction of the iterations.
+    #[arg(long, default_value_t = 0.1)]
+    pub a_ratio: f64,
+    #[arg(long, default_value_t = 0.602)]
+    pub alpha: f64,
+    #[arg(long, default_value_t = 0.101)]
+    pub gamma: f64,
+}
+
+/// Per-parameter schedule constants.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schedule {
+    pub a: Vec<f64>,
+    pub c: Vec<f64>,
+    pub big_a: f64,
+    pub alpha: f64,
+    pub gamma: f64,
+}
+
+impl Schedule {
+    /// From c_end = c_end_steps · step and r_end = lr · step / c_end² over `n` iterations:
+    /// c = c_end · n^gamma and a = r_end · c_end² · (A + n)^alpha, so that c_k and a_k / c_k²
+    /// reach exactly c_end and r_end at the last iteration (k = n − 1).
+    pub fn new(
+        genes: &[Gene],
+        n: u64,
+        c_end_steps: f64,
+        lr: f64,
+        a_ratio: f64,
+        alpha: f64,
+        gamma: f64,
+    ) -> Schedule {
+        let n = n.max(1) as f64;
+        let big_a = a_ratio * n;
+        let (mut a, mut c) = (vec![], vec![]);
+        for g in genes {
+            let step = g.step() as f64;
+            let c_end = c_end_steps * step;
+            let r_end = lr * step / (c_end * c_end);
+            c.push(c_end * n.powf(gamma));
+            a.push(r_end * c_end * c_end * (big_a + n).powf(alpha));
+        }
+        Schedule {
+            a,
+            c,
+            big_a,
+            alpha,
+            gamma,
+        }
+    }
+
+    pub fn c_k(&self, i: usize, k: u64) -> f64 {
+        self.c[i] / ((k + 1) as f64).powf(self.gamma)
+    }
+
+    pub fn a_k(&self, i: usize, k: u64) -> f64 {
+        self.a[i] / (self.big_a + k as f64 + 1.0).powf(self.alpha)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpsaState {
+    /// Next iteration.
+    pub k: u64,
+    #[serde(with = "run::exact::vec")]
+    pub theta: Vec<f64>,
+    pub start_vec: Vec<i32>,
+}
+
+/// The two perturbed points of iteration `k` (rounded, clamped) and Δ.
+pub fn perturb(
+    state: &SpsaState,
+    genes: &[Gene],
+    sch: &Schedule,
+    seed: u64,
+) -> (Vec<i32>, Vec<i32>, Vec<f64>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(mix(seed, &[state.k, 2]));
+    let delta: Vec<f64> = (0..genes.len())
+        .map(|_| if rng.r#gen::<bool>() { 1.0 } else { -1.0 })
+        .collect();
+    let mk = |sign: f64| -> Vec<i32> {
+        genes
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                g.clamp((state.theta[i] + sign * sch.c_k(i, state.k) * delta[i]).round() as i32)
+            })
+            .collect()
+    };
+    (mk(1.0), mk(-1.0), delta)
+}
+
+/// Applies one match result (from θ+'s point of view): θ += a_k/c_k · (W − L) · Δ, clamped.
+pub fn update(
+    state: &mut SpsaState,
+    genes: &[Gene],
+    sch: &Schedule,
+    delta: &[f64],
+    r: &MatchResult,
+) {
+    let result = r.wins as f64 - r.losses as f64;
+    for (i, g) in genes.iter().enumerate() {
+        let t = state.theta[i] + sch.a_k(i, state.k) / sch.c_k(i, state.k) * result * delta[i];
+        state.theta[i] = g.clamp_f(t);
+    }
+    state.k += 1;
+}
+
+pub const LOG_HEADER: &str = "iteration,score,elo,result,distance,c_rel,r_rel,time_s";
+
+fn prepare(args: &SpsaArgs) -> Result<(PathBuf, SpsaArgs, Space, ParamSet, SpsaState), TuneError> {
+    if let Some(dir) = &args.common.resume {
+        let cfg: RunConfig<SpsaArgs> = run::read_json(&dir.join("config.json"))?;
+        if cfg.tuner != "spsa" {
+            return Err(TuneError::Resume(format!(
+                "{} is a {} run, not an spsa run",
+                dir.display(),
+                cfg.tuner
+            )));
+        }
+        let mut a = cfg.args;
+        a.common.concurrency = args.common.concurrency.or(a.common.concurrency);
+        let state: SpsaState = run::read_json(&dir.join("checkpoints/state.json"))?;
+        let start = run::load_start(dir, a.common.space, &state.start_vec)?;
+        let space = Space::new(start.clone(), &a.common.only)?;
+        return Ok((dir.clone(), a, space, start, state));
+    }
+    let start = args.common.start_params()?;
+    let space = Space::new(start.clone(), &args.common.only)?;
+    let dir = run::create_run_dir(&args.common.out, "spsa", &args.common.name)?;
+    run::save_start(&dir, &start)?;
+    run::write_json(
+        &dir.join("config.json"),
+        &RunConfig {
+            tuner: "spsa".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            created: chrono::Utc::now().to_rfc3339(),
+            args: args.clone(),
+        },
+    )?;
+    let state = SpsaState {
+        k: 0,
+        theta: space.values().iter().map(|&v| v as f64).collect(),
+        start_vec: start.to_vec(),
+    };
+    run::write_json(&dir.join("checkpoints/state.json"), &state)?;
+    Ok((dir, args.clone(), space, start, state))
+}
+
+/// Runs (or resumes) SPSA with `play(space, args, k, plus, minus) -> result of plus`.
+pub fn run_spsa_with<F>(
+    args: &SpsaArgs,
+    play: F,
+    max_steps: Option<u64>,
+) -> Result<super::ga::RunOutcome, TuneError>
+where
+    F: Fn(&Space, &SpsaArgs, u64, &[i32], &[i32]) -> MatchResult + Sync,
+{
+    let (dir, args, space, start, mut state) = prepare(args)?;
+    let genes = space.genes();
+    let sch = Schedule::new(
+        &genes,
+        args.iterations,
+        args.c_end,
+        args.lr,
+        args.a_ratio,
+        args.alpha,
+        args.gamma,
+    );
+    let mut log = CsvLog::open(&dir.join("log.csv"), LOG_HEADER, state.k as usize)?;
+    let names: Vec<String> = genes.iter().map(|g| g.name.clone()).collect();
+    let mut history = CsvLog::open(
+        &dir.join("params.csv"),
+        &format!("iteration,{}", names.join(",")),
+        state.k as usize,
+    )?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.common.threads())
+        .build()
+        .map_err(|e| TuneError::Io(e.to_string()))?;
+    println!(
+        "spsa: {} parameters, {} iterations of {} games -> {}",
+        space.len(),
+        args.iterations,
+        args.games.max(2),
+        dir.display()
+    );
+    let theta0: Vec<f64> = space.values().iter().map(|&v| v as f64).collect();
+    let bar = run::progress(args.iterations, state.k, "spsa");
+    let mut steps = 0;
+    let mut recent: Vec<f64> = vec![];
+    while state.k < args.iterations {
+        if run::stop_requested() || max_steps.is_some_and(|m| steps >= m) {
+            bar.abandon();
+            println!(
+                "stopped after iteration {}; continue with: xqtune tune spsa --resume {}",
+                state.k,
+                dir.display()
+            );
+            return Ok(super::ga::RunOutcome {
+                dir,
+                finished: false,
+                best: Some(space.round(&state.theta)),
+                verification: None,
+            });
+        }
+        let t0 = Instant::now();
+        let k = state.k;
+        let (plus, minus, delta) = perturb(&state, &genes, &sch, args.common.seed);
+        let r = pool.install(|| play(&space, &args, k, &plus, &minus));
+        update(&mut state, &genes, &sch, &delta, &r);
+        let score = r.score();
+        let distance = (state
+            .theta
+            .iter()
+            .zip(&theta0)
+            .zip(&genes)
+            .map(|((t, t0), g)| ((t - t0) / g.step() as f64).powi(2))
+            .sum::<f64>()
+            / genes.len() as f64)
+            .sqrt();
+        let c_rel = (0..genes.len())
+            .map(|i| sch.c_k(i, k) / genes[i].step() as f64)
+            .sum::<f64>()
+            / genes.len() as f64;
+        let r_rel = (0..genes.len())
+            .map(|i| sch.a_k(i, k) / sch.c_k(i, k) / genes[i].step() as f64)
+            .sum::<f64>()
+            / genes.len() as f64;
+        log.row(&[
+            k.to_string(),
+            f(score),
+            f(elo_from_score(score)),
+            (r.wins as i64 - r.losses as i64).to_string(),
+            f(distance),
+            f(c_rel),
+            f(r_rel),
+            f(t0.elapsed().as_secs_f64()),
+        ])?;
+        let mut row = vec![k.to_string()];
+        row.extend(state.theta.iter().map(|&t| format!("{t:.3}")));
+        history.row(&row)?;
+        run::write_json(&dir.join("checkpoints/state.json"), &state)?;
+        steps += 1;
+        recent.push(score);
+        if recent.len() > 50 {
+            recent.remove(0);
+        }
+        bar.set_position(state.k);
+        bar.set_message(format!(
+            "drift {distance:.2} steps, θ+ score (last 50) {:.3}",
+            recent.iter().sum::<f64>() / recent.len() as f64
+        ));
+    }
+    bar.finish();
+    let best_genes = space.round(&state.theta);
+    let best = space.apply(&best_genes);
+    let v = pool.install(|| run::finish_run(&dir, &best, &start, &args.common))?;
+    super::plot::plot_run_quiet(&dir);
+    Ok(super::ga::RunOutcome {
+        dir,
+        finished: true,
+        best: Some(best_genes),
+        verification: v,
+    })
+}
+
+/// `xqtune tune spsa`: θ+ against θ− over `games` games (pairs with shared openings).
+pub fn run_spsa(args: &SpsaArgs) -> Result<super::ga::RunOutcome, TuneError> {
+    run::install_ctrlc();
+    let out = run_spsa_with(
+        args,
+        |space, a, k, plus, minus| {
+            let other = ParamSet::default_of(match space.base.kind() {
+                super::space::SpaceKind::Eval => super::space::SpaceKind::Search,
+                super::space::SpaceKind::Search => super::space::SpaceKind::Eval,
+            });
+            let ea = space.apply(plus).engine("plus", &other);
+            let eb = space.apply(minus).engine("minus", &other);
+            let pairs = (a.games / 2).max(1) as u64;
+            run::play_pairs(&ea, &eb, 0..pairs, mix(a.common.seed, &[k, 3]), &a.common)
+        },
+        None,
+    )?;
+    super::ga::report(&out.dir, out.finished);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn genes() -> Vec<Gene> {
+        vec![
+            Gene {
+                name: "x".into(),
+                value: 0,
+                min: -100,
+                max: 100,
+                step: 10,
+            },
+            Gene {
+                name: "y".into(),
+                value: 0,
+                min: -100,
+                max: 100,
+                step: 2,
+            },
+        ]
+    }
+
+    #[test]
+    fn schedule_values() {
+        let gs = genes();
+        let n = 1000;
+        let s = Schedule::new(&gs, n, 1.0, 0.02, 0.1, 0.602, 0.101);
+        assert!((s.big_a - 100.0).abs() < 1e-12);
+        // c_k reaches c_end = step at the last iteration
+        assert!((s.c_k(0, n - 1) - 10.0).abs() < 1e-9);
+        assert!((s.c_k(1, n - 1) - 2.0).abs() < 1e-9);
+        // r_k = a_k / c_k^2 reaches r_end = lr * step / c_end^2 (0.002 for step 10)
+        let r_end = s.a_k(0, n - 1) / s.c_k(0, n - 1).powi(2);
+        assert!((r_end - 0.002).abs() < 1e-12, "{r_end}");
+        // first iteration: c_0 = c, a_0 = a / (A + 1)^alpha
+        assert!((s.c_k(0, 0) - 10.0 * 1000f64.powf(0.101)).abs() < 1e-9);
+        assert!((s.a_k(0, 0) - s.a[0] / 101f64.powf(0.602)).abs() < 1e-12);
+        // both decay
+        assert!(s.c_k(0, 10) < s.c_k(0, 0) && s.a_k(0, 10) < s.a_k(0, 0));
+    }
+
+    #[test]
+    fn update_moves_toward_winner_and_clamps() {
+        let gs = genes();
+        let s = Schedule::new(&gs, 100, 1.0, 0.5, 0.1, 0.602, 0.101);
+        let mut st = SpsaState {
+            k: 0,
+            theta: vec![0.0, 99.5],
+            start_vec: vec![],
+        };
+        let (plus, minus, delta) = perturb(&st, &gs, &s, 7);
+        assert_ne!(plus, minus);
+        for i in 0..2 {
+            assert!(plus[i] >= gs[i].min && plus[i] <= gs[i].max);
+        }
+        let win = MatchResult {
+            wins: 2,
+            draws: 0,
+            losses: 0,
+            pentanomial: [0, 0, 0, 0, 1],
+        };
+        update(&mut st, &gs, &s, &delta, &win);
+        assert_eq!(st.k, 1);
+        assert!(st.theta[0] * delta[0] > 0.0, "θ moves along Δ when θ+ wins");
+        assert!(st.theta[1] <= 100.0);
+    }
+}
+
+#[cfg(test)]
+mod run_tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: SpsaArgs,
+    }
+
+    /// θ+ wins both games when it is closer to a target, loses both otherwise.
+    fn play(space: &Space, _: &SpsaArgs, _: u64, plus: &[i32], minus: &[i32]) -> MatchResult {
+        let target: Vec<f64> = space
+            .genes()
+            .iter()
+            .map(|g| g.clamp(g.value + 5 * g.step()) as f64)
+            .collect();
+        let d = |v: &[i32]| -> f64 {
+            v.iter()
+                .zip(&target)
+                .map(|(a, b)| (*a as f64 - b).powi(2))
+                .sum()
+        };
+        let (dp, dm) = (d(plus), d(minus));
+        MatchResult {
+            wins: if dp < dm { 2 } else { 0 },
+            draws: if dp == dm { 2 } else { 0 },
+            losses: if dp > dm { 2 } else { 0 },
+            pentanomial: [0; 5],
+        }
+    }
+
+    #[test]
+    fn spsa_moves_toward_target_and_resumes_identically() {
+        let out = std::env::temp_dir().join(format!("xqtune-spsa-{}", std::process::id()));
+        let a = T::parse_from([
+            "t",
+            "--iterations",
+            "120",
+            "--verify",
+            "none",
+            "--lr",
+            "0.3",
+            "--concurrency",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .a;
+        let full = run_spsa_with(&a, play, None).unwrap();
+        let part = run_spsa_with(&a, play, Some(37)).unwrap();
+        assert!(!part.finished);
+        let mut r = a.clone();
+        r.common.resume = Some(part.dir.clone());
+        let resumed = run_spsa_with(&r, play, None).unwrap();
+        assert_eq!(full.best, resumed.best);
+        let read = |d: &std::path::Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+        assert_eq!(
+            read(&full.dir, "params.csv"),
+            read(&resumed.dir, "params.csv")
+        );
+        assert_eq!(read(&full.dir, "params.csv").lines().count(), 121);
+        // every tuned parameter moved toward its target
+        let start: Vec<i32> = Space::new(
+            ParamSet::default_of(super::super::space::SpaceKind::Eval),
+            "",
+        )
+        .unwrap()
+        .values();
+        let best = full.best.unwrap();
+        let sp = Space::new(
+            ParamSet::default_of(super::super::space::SpaceKind::Eval),
+            "",
+        )
+        .unwrap();
+        let gs = sp.genes();
+        let before: i64 = start
+            .iter()
+            .zip(&gs)
+            .map(|(v, g)| ((g.clamp(g.value + 5 * g.step()) - v) as i64).abs())
+            .sum();
+        let after: i64 = best
+            .iter()
+            .zip(&gs)
+            .map(|(v, g)| ((g.clamp(g.value + 5 * g.step()) - v) as i64).abs())
+            .sum();
+        assert!(after < before, "{before} -> {after}");
+        assert!(full.dir.join("plots/trajectories.png").exists());
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}

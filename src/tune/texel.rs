@@ -1,0 +1,822 @@
+//! Texel tuning (Peter Österlund, 2014; chessprogramming.org "Texel's Tuning Method") with
+//! analytic gradients: minimise the mean squared error between the game result and the win
+//! probability `σ(K·e) = 1 / (1 + 10^(−K·e/400))` of the evaluation `e` (red's view), over a
+//! labelled dataset.
+//!
+//! The evaluation is linear in its parameters (`eval::trace`: `e = constant + Σ coeff·param`,
+//! the coefficients already carrying the phase weights of the tapered evaluation), so each
+//! position's trace is computed once, stored sparsely (CSR), and every loss/gradient evaluation
+//! is a parallel pass over those arrays (rayon) instead of re-running the evaluation: the
+//! approach of Ethereal's and Andrew Grant's texel-tuner `get_coefficients`. Parameters that
+//! are not selected are folded into each position's constant.
+//!
+//! K is fitted first with Brent's method (argmin `BrentOpt`) at the starting parameters and then
+//! held fixed (K and the parameter scale are otherwise interchangeable); the parameters are then
+//! optimised with argmin's L-BFGS and a More-Thuente line search over `Vec<f64>`. One epoch = one
+//! L-BFGS iteration; train and validation losses are logged after each.
+
+use super::TuneError;
+use super::dataset::{self, DatasetError};
+use super::run::{self, CommonArgs, CsvLog, RunConfig, f, mix};
+use super::space::{ParamSet, Space, SpaceKind};
+use crate::eval::EvalParams;
+use argmin::core::observers::{Observe, ObserverMode};
+use argmin::core::{CostFunction, Error as ArgminError, Executor, Gradient, IterState, KV, State};
+use argmin::solver::brent::BrentOpt;
+use argmin::solver::linesearch::MoreThuenteLineSearch;
+use argmin::solver::quasinewton::LBFGS;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// `xqtune tune texel`.
+#[derive(clap::Args, Debug, Clone, Serialize, Deserialize)]
+pub struct TexelArgs {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub common: CommonArgs,
+    /// Labelled positions (`FEN | 1-0` lines, optionally gzipped); see `xqtune datagen`.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// L-BFGS iterations.
+    #[arg(long, default_value_t = 100)]
+    pub epochs: u64,
+    /// Fraction of positions held out for the validation loss.
+    #[arg(long, default_value_t = 0.1)]
+    pub validation: f64,
+    /// Use this K instead of fitting it.
+    #[arg(long)]
+    pub k: Option<f64>,
+    /// L-BFGS memory (number of correction pairs).
+    #[arg(long, default_value_t = 7)]
+    pub memory: usize,
+    /// Use only the first N positions of the file.
+    #[arg(long)]
+    pub max_positions: Option<usize>,
+}
+
+/// The win probability of a centipawn evaluation scaled by K.
+pub fn sigmoid(k: f64, e: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-k * e / 400.0))
+}
+
+/// Precomputed traces of a set of positions, restricted to the tuned parameters, in CSR form.
+#[derive(Clone, Debug, Default)]
+pub struct TraceSet {
+    pub offsets: Vec<u32>,
+    pub idx: Vec<u32>,
+    pub val: Vec<f32>,
+    /// Constant part of each evaluation (trace constant + untuned parameters).
+    pub fixed: Vec<f32>,
+    pub result: Vec<f32>,
+}
+
+impl TraceSet {
+    pub fn new() -> TraceSet {
+        TraceSet {
+            offsets: vec![0],
+            ..Default::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.result.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.result.is_empty()
+    }
+
+    pub fn push(&mut self, fixed: f32, coeffs: &[(u32, f32)], result: f32) {
+        for &(i, c) in coeffs {
+            self.idx.push(i);
+            self.val.push(c);
+        }
+        self.offsets.push(self.idx.len() as u32);
+        self.fixed.push(fixed);
+        self.result.push(result);
+    }
+
+    pub fn append(&mut self, other: &TraceSet) {
+        let base = *self.offsets.last().unwrap_or(&0);
+        self.offsets
+            .extend(other.offsets.iter().skip(1).map(|o| o + base));
+        self.idx.extend_from_slice(&other.idx);
+        self.val.extend_from_slice(&other.val);
+        self.fixed.extend_from_slice(&other.fixed);
+        self.result.extend_from_slice(&other.result);
+    }
+
+    /// Evaluation of position `i` at `theta` (red's view).
+    #[inline]
+    pub fn eval(&self, i: usize, theta: &[f64]) -> f64 {
+        let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        let mut e = self.fixed[i] as f64;
+        for j in a..b {
+            e += self.val[j] as f64 * theta[self.idx[j] as usize];
+        }
+        e
+    }
+
+    /// Mean squared error of `σ(K·e)` against the results.
+    pub fn loss(&self, theta: &[f64], k: f64) -> f64 {
+        if self.is_empty() {
+            return 0.0;
+        }
+        let sum: f64 = (0..self.len())
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|i| {
+                let s = sigmoid(k, self.eval(i, theta));
+                (self.result[i] as f64 - s).powi(2)
+            })
+            .sum();
+        sum / self.len() as f64
+    }
+
+    /// Loss and its gradient: `dL/dθ_j = (2/N) Σ (σ − r) σ (1 − σ) (K ln10 / 400) c_ij`.
+    pub fn loss_grad(&self, theta: &[f64], k: f64) -> (f64, Vec<f64>) {
+        let n = self.len();
+        let p = theta.len();
+        if n == 0 {
+            return (0.0, vec![0.0; p]);
+        }
+        let scale = k * std::f64::consts::LN_10 / 400.0;
+        const CHUNK: usize = 16384;
+        let (loss, grad) = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let mut g = vec![0.0f64; p];
+                let mut l = 0.0f64;
+                for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
+                    let s = sigmoid(k, self.eval(i, theta));
+                    let r = self.result[i] as f64;
+                    l += (r - s).powi(2);
+                    let d = 2.0 * (s - r) * s * (1.0 - s) * scale;
+                    let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+                    for j in a..b {
+                        g[self.idx[j] as usize] += d * self.val[j] as f64;
+                    }
+                }
+                (l, g)
+            })
+            .reduce(
+                || (0.0, vec![0.0; p]),
+                |(la, mut ga), (lb, gb)| {
+                    for (x, y) in ga.iter_mut().zip(&gb) {
+                        *x += y;
+                    }
+                    (la + lb, ga)
+                },
+            );
+        let inv = 1.0 / n as f64;
+        (loss * inv, grad.into_iter().map(|g| g * inv).collect())
+    }
+}
+
+/// Traces of `positions` under `space.base`, restricted to the selected parameters.
+pub fn build_traces(positions: &[(crate::core::Position, f32)], space: &Space) -> TraceSet {
+    let ParamSet::Eval(params) = &space.base else {
+        return TraceSet::new();
+    };
+    let full = space.base.to_vec();
+    let mut local = vec![u32::MAX; full.len()];
+    for (l, &g) in space.selected.iter().enumerate() {
+        local[g] = l as u32;
+    }
+    let parts: Vec<TraceSet> = positions
+        .par_chunks(8192)
+        .map(|chunk| {
+            let mut ts = TraceSet::new();
+            let mut coeffs = vec![];
+            for (pos, r) in chunk {
+                let t = crate::eval::trace(pos, params);
+                let mut fixed = t.constant as f64;
+                coeffs.clear();
+                for &(i, c) in &t.coeffs {
+                    match local.get(i as usize) {
+                        Some(&l) if l != u32::MAX => coeffs.push((l, c)),
+                        Some(_) => fixed += c as f64 * full[i as usize] as f64,
+                        None => {}
+                    }
+                }
+                ts.push(fixed as f32, &coeffs, *r);
+            }
+            ts
+        })
+        .collect();
+    let mut all = TraceSet::new();
+    for p in &parts {
+        all.append(p);
+    }
+    all
+}
+
+struct KProblem<'a> {
+    set: &'a TraceSet,
+    theta: &'a [f64],
+}
+
+impl CostFunction for KProblem<'_> {
+    type Param = f64;
+    type Output = f64;
+    fn cost(&self, k: &f64) -> Result<f64, ArgminError> {
+        Ok(self.set.loss(self.theta, *k))
+    }
+}
+
+/// The K minimising the loss at `theta` (Brent's method on [0.01, 10]).
+pub fn fit_k(set: &TraceSet, theta: &[f64]) -> Result<f64, TuneError> {
+    let solver = BrentOpt::new(0.01, 10.0).set_tolerance(1e-8, 1e-10);
+    let res = Executor::new(KProblem { set, theta }, solver)
+        .configure(|s| s.max_iters(200))
+        .run()
+        .map_err(|e| TuneError::Optimiser(format!("fitting K: {e}")))?;
+    res.state()
+        .get_best_param()
+        .copied()
+        .ok_or_else(|| TuneError::Optimiser("fitting K gave no result".into()))
+}
+
+/// (θ, loss, gradient) of the last evaluation.
+type Cached = (Vec<f64>, f64, Vec<f64>);
+
+/// A labelled position set in memory.
+pub type Positions = Vec<(crate::core::Position, f32)>;
+
+/// The L-BFGS problem; caches the last (θ, loss, gradient) because the line search asks for the
+/// cost and the gradient at the same point.
+struct TexelProblem {
+    set: Arc<TraceSet>,
+    k: f64,
+    cache: Mutex<Option<Cached>>,
+}
+
+impl TexelProblem {
+    fn eval(&self, p: &[f64]) -> (f64, Vec<f64>) {
+        if let Ok(c) = self.cache.lock()
+            && let Some((q, l, g)) = c.as_ref()
+            && q.as_slice() == p
+        {
+            return (*l, g.clone());
+        }
+        let (l, g) = self.set.loss_grad(p, self.k);
+        if let Ok(mut c) = self.cache.lock() {
+            *c = Some((p.to_vec(), l, g.clone()));
+        }
+        (l, g)
+    }
+}
+
+impl CostFunction for TexelProblem {
+    type Param = Vec<f64>;
+    type Output = f64;
+    fn cost(&self, p: &Vec<f64>) -> Result<f64, ArgminError> {
+        Ok(self.eval(p).0)
+    }
+}
+
+impl Gradient for TexelProblem {
+    type Param = Vec<f64>;
+    type Gradient = Vec<f64>;
+    fn gradient(&self, p: &Vec<f64>) -> Result<Vec<f64>, ArgminError> {
+        Ok(self.eval(p).1)
+    }
+}
+
+type LbfgsState = IterState<Vec<f64>, Vec<f64>, (), (), (), f64>;
+type EpochHook = Box<dyn FnMut(&[f64], f64) -> bool + Send>;
+
+/// Calls the hook after each L-BFGS iteration with (θ, train loss); `false` stops the run.
+struct EpochObserver(EpochHook);
+
+impl Observe<LbfgsState> for EpochObserver {
+    fn observe_iter(&mut self, state: &LbfgsState, _kv: &KV) -> Result<(), ArgminError> {
+        let theta = state.get_param().cloned().unwrap_or_default();
+        if !(self.0)(&theta, state.get_cost()) {
+            return Err(ArgminError::msg("stopped"));
+        }
+        Ok(())
+    }
+}
+
+/// Minimises the loss from `theta0` with L-BFGS for at most `epochs` iterations; `hook` sees
+/// each epoch and may stop the run (then the last θ it saw is the result it should keep).
+/// Returns the best θ found, or `None` when stopped by the hook.
+pub fn optimise(
+    train: Arc<TraceSet>,
+    theta0: Vec<f64>,
+    k: f64,
+    epochs: u64,
+    memory: usize,
+    hook: EpochHook,
+) -> Result<Option<Vec<f64>>, TuneError> {
+    if epochs == 0 {
+        return Ok(Some(theta0));
+    }
+    let problem = TexelProblem {
+        set: train,
+        k,
+        cache: Mutex::new(None),
+    };
+    let solver = LBFGS::new(MoreThuenteLineSearch::new(), memory.max(1))
+        .with_tolerance_grad(1e-12)
+        .and_then(|s| s.with_tolerance_cost(1e-15))
+        .map_err(|e| TuneError::Optimiser(e.to_string()))?;
+    let res = Executor::new(problem, solver)
+        .configure(|s| s.param(theta0).max_iters(epochs))
+        .add_observer(EpochObserver(hook), ObserverMode::Always)
+        .run();
+    match res {
+        Ok(r) => Ok(r.state().get_best_param().cloned()),
+        Err(e) if e.to_string() == "stopped" => Ok(None),
+        Err(e) => Err(TuneError::Optimiser(e.to_string())),
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TexelState {
+    /// Completed epochs.
+    pub epoch: u64,
+    #[serde(with = "run::exact::vec")]
+    pub theta: Vec<f64>,
+    #[serde(with = "run::exact")]
+    pub k: f64,
+    pub start_vec: Vec<i32>,
+    pub done: bool,
+}
+
+pub const LOG_HEADER: &str = "epoch,train_loss,val_loss,k,time_s";
+
+/// Reads, parses (in parallel) and splits a dataset; every bad line is named.
+pub fn load_split(
+    path: &std::path::Path,
+    max: Option<usize>,
+    validation: f64,
+    seed: u64,
+) -> Result<(Positions, Positions), TuneError> {
+    let mut rows = dataset::read_labelled(path)?;
+    if let Some(m) = max {
+        rows.truncate(m);
+    }
+    let parsed: Result<Vec<_>, DatasetError> = rows
+        .par_iter()
+        .map(|r| {
+            dataset::parse_fen(&r.fen)
+                .map(|p| (p, r.result, r.line))
+                .map_err(|msg| DatasetError::Line {
+                    path: path.display().to_string(),
+                    line: r.line,
+                    msg,
+                })
+        })
+        .collect();
+    let cut = (validation.clamp(0.0, 0.9) * 1_000_000.0) as u64;
+    let (mut train, mut val) = (vec![], vec![]);
+    for (p, r, line) in parsed? {
+        if mix(seed, &[line as u64, 0x5917]) % 1_000_000 < cut {
+            val.push((p, r));
+        } else {
+            train.push((p, r));
+        }
+    }
+    Ok((train, val))
+}
+
+/// `xqtune tune texel`.
+pub fn run_texel(args: &TexelArgs) -> Result<super::ga::RunOutcome, TuneError> {
+    run::install_ctrlc();
+    let resuming = args.common.resume.is_some();
+    let (dir, args, state) = if let Some(dir) = &args.common.resume {
+        let cfg: RunConfig<TexelArgs> = run::read_json(&dir.join("config.json"))?;
+        if cfg.tuner != "texel" {
+            return Err(TuneError::Resume(format!(
+                "{} is a {} run, not a texel run",
+                dir.display(),
+                cfg.tuner
+            )));
+        }
+        let mut a = cfg.args;
+        a.common.concurrency = args.common.concurrency.or(a.common.concurrency);
+        let st: Option<TexelState> = if dir.join("checkpoints/state.json").exists() {
+            Some(run::read_json(&dir.join("checkpoints/state.json"))?)
+        } else {
+            None
+        };
+        (dir.clone(), a, st)
+    } else {
+        if args.common.space != SpaceKind::Eval {
+            return Err(TuneError::Space(
+                "texel tunes evaluation parameters only (--space eval)".into(),
+            ));
+        }
+        if args.data.is_none() {
+            return Err(TuneError::Io(
+                "texel needs --data FILE (see xqtune datagen)".into(),
+            ));
+        }
+        let dir = run::create_run_dir(&args.common.out, "texel", &args.common.name)?;
+        let start = args.common.start_params()?;
+        run::save_start(&dir, &start)?;
+        run::write_json(
+            &dir.join("config.json"),
+            &RunConfig {
+                tuner: "texel".to_string(),
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                created: chrono::Utc::now().to_rfc3339(),
+                args: args.clone(),
+            },
+        )?;
+        (dir, args.clone(), None)
+    };
+    let start = match &state {
+        Some(s) => run::load_start(&dir, SpaceKind::Eval, &s.start_vec)?,
+        None if resuming => ParamSet::load(SpaceKind::Eval, &dir.join("start.json"))?,
+        None => args.common.start_params()?,
+    };
+    let space = Space::new(start.clone(), &args.common.only)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.common.threads())
+        .build()
+        .map_err(|e| TuneError::Io(e.to_string()))?;
+    let data = args
+        .data
+        .clone()
+        .ok_or_else(|| TuneError::Io("texel needs --data FILE".into()))?;
+    let t_load = Instant::now();
+    let (train, val) = pool.install(|| {
+        let (tr, va) = load_split(&data, args.max_positions, args.validation, args.common.seed)?;
+        Ok::<_, TuneError>((
+            Arc::new(build_traces(&tr, &space)),
+            Arc::new(build_traces(&va, &space)),
+        ))
+    })?;
+    println!(
+        "texel: {} parameters, {} train + {} validation positions (loaded and traced in {:.1}s) -> {}",
+        space.len(),
+        train.len(),
+        val.len(),
+        t_load.elapsed().as_secs_f64(),
+        dir.display()
+    );
+    let theta0: Vec<f64> = space.values().iter().map(|&v| v as f64).collect();
+    let (k, theta, done_epochs) = match &state {
+        Some(s) => (s.k, s.theta.clone(), s.epoch),
+        None => {
+            let k = match args.k {
+                Some(k) => k,
+                None => pool.install(|| fit_k(&train, &theta0))?,
+            };
+            (k, theta0.clone(), 0)
+        }
+    };
+    println!("K = {k:.4}");
+    let mut log = CsvLog::open(
+        &dir.join("log.csv"),
+        LOG_HEADER,
+        if state.is_some() {
+            done_epochs as usize + 1
+        } else {
+            0
+        },
+    )?;
+    let state_path = dir.join("checkpoints/state.json");
+    if state.is_none() {
+        let (tl, vl) = pool.install(|| (train.loss(&theta, k), val.loss(&theta, k)));
+        log.row(&["0".into(), f(tl), f(vl), f(k), f(0.0)])?;
+        run::write_json(
+            &state_path,
+            &TexelState {
+                epoch: 0,
+                theta: theta.clone(),
+                k,
+                start_vec: start.to_vec(),
+                done: false,
+            },
+        )?;
+    }
+    let already_done = state.as_ref().is_some_and(|s| s.done);
+    let remaining = args.epochs.saturating_sub(done_epochs);
+    let bar = run::progress(args.epochs, done_epochs, "texel");
+    let shared = Arc::new(Mutex::new((
+        log,
+        done_epochs,
+        Instant::now(),
+        None::<TuneError>,
+        theta.clone(),
+    )));
+    let final_theta = if already_done || remaining == 0 {
+        theta.clone()
+    } else {
+        let sh = shared.clone();
+        let valc = val.clone();
+        let sp = state_path.clone();
+        let start_vec = start.to_vec();
+        let b = bar.clone();
+        let hook: EpochHook = Box::new(move |th: &[f64], train_loss: f64| {
+            let Ok(mut g) = sh.lock() else { return false };
+            let (log, epoch, t0, err, last) = &mut *g;
+            *epoch += 1;
+            let vl = valc.loss(th, k);
+            let row = [
+                epoch.to_string(),
+                f(train_loss),
+                f(vl),
+                f(k),
+                f(t0.elapsed().as_secs_f64()),
+            ];
+            *t0 = Instant::now();
+            *last = th.to_vec();
+            if let Err(e) = log.row(&row).and_then(|_| {
+                run::write_json(
+                    &sp,
+                    &TexelState {
+                        epoch: *epoch,
+                        theta: th.to_vec(),
+                        k,
+                        start_vec: start_vec.clone(),
+                        done: false,
+                    },
+                )
+            }) {
+                *err = Some(e);
+                return false;
+            }
+            b.set_position(*epoch);
+            b.set_message(format!("train {train_loss:.6} val {vl:.6}"));
+            !run::stop_requested()
+        });
+        let r = pool.install(|| {
+            optimise(
+                train.clone(),
+                theta.clone(),
+                k,
+                remaining,
+                args.memory,
+                hook,
+            )
+        })?;
+        let mut g = shared
+            .lock()
+            .map_err(|_| TuneError::Optimiser("log lock poisoned".into()))?;
+        if let Some(e) = g.3.take() {
+            return Err(e);
+        }
+        match r {
+            Some(t) => t,
+            None => {
+                bar.abandon();
+                println!(
+                    "stopped after epoch {}; continue with: xqtune tune texel --resume {}",
+                    g.1,
+                    dir.display()
+                );
+                return Ok(super::ga::RunOutcome {
+                    dir,
+                    finished: false,
+                    best: Some(space.round(&g.4)),
+                    verification: None,
+                });
+            }
+        }
+    };
+    bar.finish();
+    let epochs_done = shared.lock().map(|g| g.1).unwrap_or(args.epochs);
+    run::write_json(
+        &state_path,
+        &TexelState {
+            epoch: epochs_done,
+            theta: final_theta.clone(),
+            k,
+            start_vec: start.to_vec(),
+            done: true,
+        },
+    )?;
+    let best_genes = space.round(&final_theta);
+    let rounded: Vec<f64> = best_genes.iter().map(|&v| v as f64).collect();
+    let (tl, vl) = pool.install(|| (train.loss(&rounded, k), val.loss(&rounded, k)));
+    println!("final (rounded, clamped) parameters: train loss {tl:.6}, validation loss {vl:.6}");
+    let best = space.apply(&best_genes);
+    let v = pool.install(|| run::finish_run(&dir, &best, &start, &args.common))?;
+    super::plot::plot_run_quiet(&dir);
+    super::ga::report(&dir, true);
+    Ok(super::ga::RunOutcome {
+        dir,
+        finished: true,
+        best: Some(best_genes),
+        verification: v,
+    })
+}
+
+/// Convenience for callers holding `EvalParams`.
+pub fn eval_space(params: &EvalParams, only: &str) -> Result<Space, TuneError> {
+    Space::new(ParamSet::Eval(params.clone()), only)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Random sparse traces over `p` parameters; labels are the exact win probabilities of a
+    /// known parameter vector (soft labels make it the unique minimiser).
+    fn synthetic(n: usize, p: usize, k: f64, seed: u64) -> (TraceSet, Vec<f64>) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let truth: Vec<f64> = (0..p).map(|_| rng.gen_range(-100.0..100.0)).collect();
+        let mut ts = TraceSet::new();
+        for _ in 0..n {
+            let m = rng.gen_range(1..6);
+            let coeffs: Vec<(u32, f32)> = (0..m)
+                .map(|_| {
+                    (
+                        rng.gen_range(0..p as u32),
+                        rng.gen_range(-2i32..=2) as f32 * 0.5,
+                    )
+                })
+                .collect();
+            let fixed = rng.gen_range(-50.0f32..50.0);
+            let mut e = fixed as f64;
+            for &(i, c) in &coeffs {
+                e += c as f64 * truth[i as usize];
+            }
+            ts.push(fixed, &coeffs, sigmoid(k, e) as f32);
+        }
+        (ts, truth)
+    }
+
+    #[test]
+    fn gradient_equals_finite_differences() {
+        let (mut ts, truth) = synthetic(3000, 12, 1.2, 1);
+        // hard labels too, so the loss is not at its minimum
+        for (i, r) in ts.result.iter_mut().enumerate() {
+            if i % 3 == 0 {
+                *r = (i % 2) as f32;
+            }
+        }
+        let theta: Vec<f64> = truth.iter().map(|t| t * 0.7 + 5.0).collect();
+        let (l, g) = ts.loss_grad(&theta, 1.2);
+        assert!((l - ts.loss(&theta, 1.2)).abs() < 1e-12);
+        for j in 0..theta.len() {
+            let h = 1e-3;
+            let mut a = theta.clone();
+            let mut b = theta.clone();
+            a[j] += h;
+            b[j] -= h;
+            let fd = (ts.loss(&a, 1.2) - ts.loss(&b, 1.2)) / (2.0 * h);
+            assert!(
+                (fd - g[j]).abs() < 1e-9 + 1e-5 * g[j].abs(),
+                "param {j}: fd {fd} grad {}",
+                g[j]
+            );
+        }
+    }
+
+    #[test]
+    fn fits_k_and_recovers_known_parameters() {
+        let (ts, truth) = synthetic(20000, 10, 1.3, 2);
+        let k = fit_k(&ts, &truth).unwrap();
+        assert!((k - 1.3).abs() < 1e-3, "K {k}");
+        let start: Vec<f64> = truth.iter().map(|t| t + 40.0).collect();
+        let set = Arc::new(ts);
+        let l0 = set.loss(&start, k);
+        let losses = Arc::new(Mutex::new(vec![]));
+        let lc = losses.clone();
+        let hook: EpochHook = Box::new(move |_t: &[f64], l: f64| {
+            lc.lock().unwrap().push(l);
+            true
+        });
+        let best = optimise(set.clone(), start, k, 200, 7, hook)
+            .unwrap()
+            .unwrap();
+        let l1 = set.loss(&best, k);
+        assert!(l1 < l0 * 1e-4, "{l0} -> {l1}");
+        for (b, t) in best.iter().zip(&truth) {
+            assert!((b - t).abs() < 0.5, "{b} vs {t}");
+        }
+        let ls = losses.lock().unwrap();
+        assert!(ls.len() >= 2 && ls.last().unwrap() < &ls[0]);
+    }
+
+    #[test]
+    fn hook_can_stop() {
+        let (ts, truth) = synthetic(2000, 5, 1.0, 3);
+        let start: Vec<f64> = truth.iter().map(|t| t + 30.0).collect();
+        let mut n = 0;
+        let hook: EpochHook = Box::new(move |_t: &[f64], _l: f64| {
+            n += 1;
+            n < 3
+        });
+        assert_eq!(
+            optimise(Arc::new(ts), start, 1.0, 100, 5, hook).unwrap(),
+            None
+        );
+    }
+}
+
+#[cfg(test)]
+mod run_tests {
+    use super::*;
+    use crate::core::Position;
+    use clap::Parser;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: TexelArgs,
+    }
+
+    /// Random-play positions labelled with the win probability of the evaluation at other
+    /// parameter values, so the tuner has something to find.
+    fn write_dataset(path: &std::path::Path, n: usize) {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let base = EvalParams::default();
+        let truth_vec: Vec<i32> = base.to_vec().iter().map(|v| v + v / 3 + 20).collect();
+        let truth = base.from_vec(&truth_vec);
+        let mut text = String::new();
+        while text.lines().count() < n {
+            let mut pos = Position::startpos();
+            let plies = rng.gen_range(10..120);
+            for _ in 0..plies {
+                let ms = pos.legal_moves();
+                if ms.is_empty() || pos.outcome().is_some() {
+                    break;
+                }
+                // prefer captures so material varies
+                let caps = pos.legal_captures();
+                let m = if !caps.is_empty() && rng.gen_bool(0.6) {
+                    caps.as_slice()[rng.gen_range(0..caps.len())]
+                } else {
+                    ms.as_slice()[rng.gen_range(0..ms.len())]
+                };
+                pos.make_move(m);
+            }
+            let t = crate::eval::trace(&pos, &truth);
+            let e: f64 = t.constant as f64
+                + t.coeffs
+                    .iter()
+                    .map(|&(i, c)| c as f64 * truth_vec[i as usize] as f64)
+                    .sum::<f64>();
+            text.push_str(&format!("{} [{:.4}]\n", pos.to_fen(), sigmoid(1.0, e)));
+        }
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn texel_run_reduces_loss_and_resumes() {
+        let out = std::env::temp_dir().join(format!("xqtune-texel-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let data = out.join("d.txt");
+        write_dataset(&data, 600);
+        let a = T::parse_from([
+            "t",
+            "--data",
+            data.to_str().unwrap(),
+            "--epochs",
+            "30",
+            "--verify",
+            "none",
+            "--concurrency",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .a;
+        let o = run_texel(&a).unwrap();
+        assert!(o.finished);
+        let (h, rows) = crate::tune::plot::read_csv(&o.dir.join("log.csv")).unwrap();
+        assert_eq!(h, ["epoch", "train_loss", "val_loss", "k", "time_s"]);
+        assert!(rows.len() >= 3);
+        let (first, last) = (&rows[0], rows.last().unwrap());
+        assert!(
+            last[1] < first[1] * 0.9,
+            "train {} -> {}",
+            first[1],
+            last[1]
+        );
+        assert!(last[2] < first[2], "validation {} -> {}", first[2], last[2]);
+        assert!(first[3] > 0.05 && first[3] < 10.0);
+        assert!(o.dir.join("best.json").exists());
+        assert!(o.dir.join("plots/loss.png").exists());
+        // resuming a finished run changes nothing
+        let mut r = a.clone();
+        r.common.resume = Some(o.dir.clone());
+        let again = run_texel(&r).unwrap();
+        assert_eq!(again.best, o.best);
+        // a bad line is named
+        std::fs::write(
+            out.join("bad.txt"),
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 | 3-0\n",
+        )
+        .unwrap();
+        let mut b = a.clone();
+        b.data = Some(out.join("bad.txt"));
+        let e = run_texel(&b).unwrap_err().to_string();
+        assert!(e.contains("bad.txt:1"), "{e}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
