@@ -1,7 +1,6 @@
 //! External engines: the UCI/UCCI client against a fake engine (this test binary re-run as a
 //! subprocess, see `fake_engine_entry`), forfeits (illegal move, crash with restart, time), and
-//! the `xqtune match` command line. The tests against `xqtune` itself need its UCI mode from
-//! the search branch and are ignored until it is merged.
+//! the `xqtune match` command line, and `xqtune` itself as an external engine in both dialects.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -372,7 +371,6 @@ fn xqtune_itself(protocol: Protocol) -> Engine {
 }
 
 #[test]
-#[ignore = "needs `xqtune` UCI/UCCI mode (search branch); remove once merged"]
 fn against_xqtune_uci() {
     let r = run_match_with_progress(&xqtune_itself(Protocol::Uci), &internal(), &cfg(2), &|_| {})
         .unwrap();
@@ -380,7 +378,6 @@ fn against_xqtune_uci() {
 }
 
 #[test]
-#[ignore = "needs `xqtune` UCI/UCCI mode (search branch); remove once merged"]
 fn against_xqtune_ucci() {
     let r = run_match_with_progress(
         &xqtune_itself(Protocol::Ucci),
