@@ -413,7 +413,7 @@ fn reason_text(r: Reason) -> String {
 
 /// Two-sided score adjudication over the engine moves so far. `scores[i]` is from the mover's
 /// view; the last move was made by the side not to move in `pos`.
-fn adjudicate(
+pub(super) fn adjudicate(
     adj: &Adjudication,
     scores: &[Option<i32>],
     pos: &Position,

@@ -72,7 +72,13 @@ pub fn game_pgn(h: &PgnHeader, g: &GameRecord) -> String {
         } else if first {
             let _ = write!(tok, "{number}... ");
         }
-        tok.push_str(&m.to_string());
+        // Jieqi suffixes (`h2e2N`, `b7b0r`) in the mover's case; Xiangqi moves have none.
+        let mover = if ply_red {
+            crate::core::Color::Red
+        } else {
+            crate::core::Color::Black
+        };
+        tok.push_str(&crate::core::jieqi::format_move(*m, mover));
         if book > 0 && i + 1 == book {
             tok.push_str(" {book}");
         }
