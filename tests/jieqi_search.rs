@@ -153,7 +153,6 @@ fn only_legal_moves_in_random_views() {
             };
             arb.play(m).expect("legal in the truth too");
         }
-        let _ = Color::Red;
     }
 }
 
@@ -240,6 +239,15 @@ fn jieqi_match_is_reproducible() {
     assert_eq!(r1.games[0].opening_fen, r1.games[1].opening_fen);
     assert_ne!(r1.games[0].opening_fen, r1.games[2].opening_fen);
     assert!(r1.games.iter().all(|g| g.moves.len() > 1));
+    // The record replays: the deal seed gives the FEN, the PGN carries it and the suffixes.
+    let g = &r1.games[0];
+    let seed = g.deal_seed.expect("deal seed recorded");
+    assert_eq!(deal(seed).to_fen(), g.opening_fen);
+    let text = xqtune::play::pgn::game_pgn(&Default::default(), g);
+    assert!(text.contains(&format!("[DealSeed \"{seed}\"]")), "{text}");
+    let first = xqtune::core::jieqi::format_move(g.moves[0], Color::Red);
+    assert_eq!(first.len(), 5, "a dark first move carries its reveal");
+    assert!(text.contains(&format!("1. {first}")), "{text}");
 }
 
 /// The trace's dot product equals the evaluation on Jieqi positions (dark pieces, pools).

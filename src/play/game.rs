@@ -258,6 +258,8 @@ pub struct GameRecord {
     #[serde(serialize_with = "ser_result")]
     pub result: GameResult,
     pub termination: Termination,
+    /// Jieqi: the seed of the deal ([`crate::core::jieqi::deal`]).
+    pub deal_seed: Option<u64>,
 }
 
 fn ser_moves<S: serde::Serializer>(moves: &[Move], s: S) -> Result<S::Ok, S::Error> {
@@ -320,6 +322,7 @@ pub fn play_game(
             scores,
             result,
             termination,
+            deal_seed: None,
         };
 
     for (i, p) in players.iter_mut().enumerate() {

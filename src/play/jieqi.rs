@@ -59,6 +59,7 @@ pub fn play_jieqi_game(
         scores,
         result,
         termination,
+        deal_seed: Some(seed),
     };
 
     for (i, p) in players.iter_mut().enumerate() {

@@ -35,6 +35,9 @@ pub fn game_pgn(h: &PgnHeader, g: &GameRecord) -> String {
     tag(&mut s, "Variant", &h.variant);
     tag(&mut s, "FEN", &g.opening_fen);
     tag(&mut s, "SetUp", "1");
+    if let Some(seed) = g.deal_seed {
+        tag(&mut s, "DealSeed", &seed.to_string());
+    }
     if let Some(x) = &g.red_hash {
         tag(&mut s, "RedParams", x);
     }
