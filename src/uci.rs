@@ -6,7 +6,7 @@
 //! keeps going; a `position` command with a bad FEN or an illegal move leaves the previous
 //! position in place.
 
-use crate::core::{Move, Position};
+use crate::core::{Move, Position, Variant};
 use crate::eval::EvalParams;
 use crate::search::{SearchInfo, SearchLimits, SearchParams, Searcher, Skill};
 use std::io::{BufRead, Write};
@@ -60,6 +60,8 @@ pub struct Engine {
     skill: Skill,
     /// UCCI times are in seconds unless `setoption usemillisec true`.
     ucci_millisec: bool,
+    /// `UCI_Variant`: what `startpos` means and how a fully revealed FEN is read.
+    variant: Variant,
 }
 
 impl Engine {
@@ -77,6 +79,7 @@ impl Engine {
             hash_mb: DEFAULT_HASH_MB,
             skill: Skill::Expert,
             ucci_millisec: false,
+            variant: Variant::Xiangqi,
         }
     }
 
@@ -135,7 +138,7 @@ impl Engine {
             "ucinewgame" => {
                 self.wait_search();
                 self.lock_searcher().new_game();
-                self.pos = Position::startpos();
+                self.pos = Position::startpos_of(self.variant);
             }
             "setoption" => {
                 self.wait_search();
@@ -143,7 +146,7 @@ impl Engine {
                     self.error(&e);
                 }
             }
-            "position" => match parse_position(rest) {
+            "position" => match parse_position_variant(rest, self.variant) {
                 Ok(p) => self.pos = p,
                 Err(e) => self.error(&format!("{e}; position unchanged")),
             },
@@ -196,7 +199,7 @@ impl Engine {
         self.say(
             "option name Skill type combo default expert var easy var medium var hard var expert",
         );
-        self.say("option name UCI_Variant type combo default xiangqi var xiangqi");
+        self.say("option name UCI_Variant type combo default xiangqi var xiangqi var jieqi");
         self.say("uciok");
     }
 
@@ -283,9 +286,16 @@ impl Engine {
                 })?;
             }
             "uci_variant" => {
-                if !value.eq_ignore_ascii_case("xiangqi") {
-                    return Err(format!("option UCI_Variant: '{value}' is not supported"));
-                }
+                self.variant = match value.to_ascii_lowercase().as_str() {
+                    "xiangqi" => Variant::Xiangqi,
+                    "jieqi" => Variant::Jieqi,
+                    _ => {
+                        return Err(format!(
+                            "option UCI_Variant: '{value}' is not one of xiangqi, jieqi"
+                        ));
+                    }
+                };
+                self.pos = Position::startpos_of(self.variant);
             }
             "usemillisec" if self.protocol == Protocol::Ucci => {
                 self.ucci_millisec = match value.as_str() {
@@ -310,10 +320,6 @@ impl Engine {
     }
 
     fn cmd_go(&mut self, rest: &str) -> Result<(), String> {
-        if self.pos.dark() != 0 {
-            // Dark movers need chance nodes over their reveals (the Jieqi search).
-            return Err("searching Jieqi positions with dark pieces is not supported yet".into());
-        }
         let limits = match self.protocol {
             Protocol::Uci => parse_go_uci(rest, &self.pos)?,
             Protocol::Ucci => parse_go_ucci(rest, self.ucci_millisec)?,
@@ -391,6 +397,13 @@ pub fn info_line(i: &SearchInfo, protocol: Protocol) -> String {
 /// Parses the arguments of `position`: `startpos | fen <FEN> [moves m1 m2 ...]`. The result is
 /// a new position; the caller keeps the old one on error.
 pub fn parse_position(rest: &str) -> Result<Position, String> {
+    parse_position_variant(rest, Variant::Xiangqi)
+}
+
+/// As [`parse_position`] for `variant` (`UCI_Variant`): `startpos` is that variant's start and a
+/// FEN that cannot tell (fully revealed) is read as that variant. Jieqi FENs and moves with
+/// reveal suffixes (`h2e2N`) are accepted either way.
+pub fn parse_position_variant(rest: &str, variant: Variant) -> Result<Position, String> {
     let tokens: Vec<&str> = rest.split_whitespace().collect();
     let moves_at = tokens.iter().position(|&t| t == "moves");
     let (setup, moves) = match moves_at {
@@ -398,7 +411,7 @@ pub fn parse_position(rest: &str) -> Result<Position, String> {
         None => (&tokens[..], &[][..]),
     };
     let mut pos = match setup.first() {
-        Some(&"startpos") if setup.len() == 1 => Position::startpos(),
+        Some(&"startpos") if setup.len() == 1 => Position::startpos_of(variant),
         Some(&"startpos") => {
             return Err(format!(
                 "unexpected '{}' after 'position startpos'",
@@ -410,7 +423,11 @@ pub fn parse_position(rest: &str) -> Result<Position, String> {
             if fen.is_empty() {
                 return Err("'position fen' needs a FEN".into());
             }
-            Position::from_fen(&fen).map_err(|e| format!("invalid FEN '{fen}': {e}"))?
+            match variant {
+                Variant::Xiangqi => Position::from_fen(&fen),
+                Variant::Jieqi => Position::from_fen_variant(&fen, Variant::Jieqi),
+            }
+            .map_err(|e| format!("invalid FEN '{fen}': {e}"))?
         }
         Some(other) => {
             return Err(format!(

@@ -260,6 +260,8 @@ pub struct GameRecord {
     pub termination: Termination,
     /// Wall time of the game in ms.
     pub duration_ms: u64,
+    /// Jieqi: the seed of the deal ([`crate::core::jieqi::deal`]).
+    pub deal_seed: Option<u64>,
 }
 
 fn ser_moves<S: serde::Serializer>(moves: &[Move], s: S) -> Result<S::Ok, S::Error> {
@@ -324,6 +326,7 @@ pub fn play_game(
             result,
             termination,
             duration_ms: game_started.elapsed().as_millis() as u64,
+            deal_seed: None,
         };
 
     for (i, p) in players.iter_mut().enumerate() {
@@ -417,7 +420,7 @@ fn reason_text(r: Reason) -> String {
 
 /// Two-sided score adjudication over the engine moves so far. `scores[i]` is from the mover's
 /// view; the last move was made by the side not to move in `pos`.
-fn adjudicate(
+pub(super) fn adjudicate(
     adj: &Adjudication,
     scores: &[Option<i32>],
     pos: &Position,

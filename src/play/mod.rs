@@ -7,6 +7,7 @@
 
 pub mod external;
 pub mod game;
+pub mod jieqi;
 pub mod openings;
 pub mod pgn;
 pub mod runner;
@@ -20,9 +21,9 @@ pub use openings::{Opening, OpeningError, default_openings, load_openings, parse
 pub use runner::{Engine, MatchError, MatchProgress, MatchReport, run_match_with_progress};
 pub use stats::{MatchResult, SprtConfig, SprtStatus, SprtVerdict};
 
-use crate::core::Variant;
+use crate::core::{CaptureReveal, Variant};
 use crate::eval::EvalParams;
-use crate::search::SearchParams;
+use crate::search::{ChanceMode, SearchParams};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -55,6 +56,8 @@ pub struct MatchConfig {
     /// `None`: the default suite (`datasets/openings.txt`).
     pub openings: Option<Arc<Vec<Opening>>>,
     pub variant: Variant,
+    /// Jieqi: who learns the identity of a captured dark piece.
+    pub capture_reveal: CaptureReveal,
     pub adjudication: Adjudication,
     /// Stop as soon as this test decides.
     pub sprt: Option<SprtConfig>,
@@ -79,6 +82,7 @@ impl Default for MatchConfig {
             movetime_ms: None,
             openings: None,
             variant: Variant::Xiangqi,
+            capture_reveal: CaptureReveal::Capturer,
             adjudication: Adjudication::default(),
             sprt: None,
             hash_mb: 16,
@@ -91,7 +95,7 @@ impl Default for MatchConfig {
 /// Plays `cfg.games` games of `a` against `b` in-process and returns A's counts.
 ///
 /// Panics only on a configuration the in-process runner cannot play (no limit per move, an
-/// empty suite, Jieqi before the rules core can deal); [`try_run_match`] returns those as
+/// empty suite, Jieqi with an external engine); [`try_run_match`] returns those as
 /// errors.
 pub fn run_match(a: &EngineConfig, b: &EngineConfig, cfg: &MatchConfig) -> MatchResult {
     match try_run_match(a, b, cfg) {
@@ -183,9 +187,16 @@ pub struct MatchArgs {
     /// Engine plies after the opening before the game is drawn.
     #[arg(long, default_value_t = 400)]
     pub max_plies: usize,
-    /// xiangqi or jieqi.
+    /// xiangqi or jieqi (Jieqi: each pair plays one random deal drawn from the seed).
     #[arg(long, default_value = "xiangqi")]
     pub variant: String,
+    /// Jieqi: who learns a captured dark piece's identity: capturer, none or both.
+    #[arg(long, default_value = "capturer")]
+    pub capture_reveal: String,
+    /// Engine B values Jieqi chance nodes by the pool average of static evaluations without
+    /// searching the reveals (the baseline of the chance-node measurement).
+    #[arg(long)]
+    pub b_no_reveal_search: bool,
     /// Draw adjudication `movenumber=40,movecount=8,score=10` (off by default).
     #[arg(long)]
     pub draw_adjudication: Option<String>,
@@ -318,6 +329,23 @@ pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig
         "jieqi" => Variant::Jieqi,
         v => bail!("unknown variant '{v}' (expected xiangqi or jieqi)"),
     };
+    let capture_reveal: CaptureReveal = args
+        .capture_reveal
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--capture-reveal: {e}"))?;
+    if args.b_no_reveal_search {
+        match &mut b {
+            Engine::Internal(c) => {
+                let mut p = (*c.search).clone();
+                p.chance_mode = ChanceMode::StaticAverage;
+                c.search = Arc::new(p);
+                if !c.name.ends_with("-noreveal") {
+                    c.name.push_str("-noreveal");
+                }
+            }
+            Engine::External(_) => bail!("--b-no-reveal-search needs an in-process engine B"),
+        }
+    }
     let tc = match &args.tc {
         Some(t) => Some(TimeControl::parse(t).map_err(anyhow::Error::msg)?),
         None => None,
@@ -368,6 +396,7 @@ pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig
         movetime_ms: args.movetime,
         openings,
         variant,
+        capture_reveal,
         adjudication,
         sprt,
         hash_mb: args.hash,

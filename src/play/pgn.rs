@@ -35,6 +35,9 @@ pub fn game_pgn(h: &PgnHeader, g: &GameRecord) -> String {
     tag(&mut s, "Variant", &h.variant);
     tag(&mut s, "FEN", &g.opening_fen);
     tag(&mut s, "SetUp", "1");
+    if let Some(seed) = g.deal_seed {
+        tag(&mut s, "DealSeed", &seed.to_string());
+    }
     if let Some(x) = &g.red_hash {
         tag(&mut s, "RedParams", x);
     }
@@ -78,7 +81,13 @@ pub fn game_pgn(h: &PgnHeader, g: &GameRecord) -> String {
         } else if first {
             let _ = write!(tok, "{number}... ");
         }
-        tok.push_str(&m.to_string());
+        // Jieqi suffixes (`h2e2N`, `b7b0r`) in the mover's case; Xiangqi moves have none.
+        let mover = if ply_red {
+            crate::core::Color::Red
+        } else {
+            crate::core::Color::Black
+        };
+        tok.push_str(&crate::core::jieqi::format_move(*m, mover));
         if book > 0 && i + 1 == book {
             tok.push_str(" {book}");
         }

@@ -9,6 +9,7 @@
 
 use super::external::{ExternalConfig, ExternalPlayer};
 use super::game::{GameRecord, GameSettings, InProcessPlayer, MoveLimits, Player, Seat, play_game};
+use super::jieqi::{deal_seed, play_jieqi_game};
 use super::openings::{Opening, default_openings};
 use super::stats::{MatchResult, SprtStatus, SprtVerdict};
 use super::{EngineConfig, MatchConfig};
@@ -153,11 +154,11 @@ pub fn run_match_with_progress(
     cfg: &MatchConfig,
     progress: &(dyn Fn(&MatchProgress) + Sync),
 ) -> Result<MatchReport, MatchError> {
-    if cfg.variant == Variant::Jieqi {
-        // Design: pair p plays a deal drawn from ChaCha8(seed, p), twice with colours swapped,
-        // exactly like an opening; it needs the Jieqi arbiter of the rules core.
+    let jieqi = cfg.variant == Variant::Jieqi;
+    if jieqi && (matches!(a, Engine::External(_)) || matches!(b, Engine::External(_))) {
+        // External engines would need the Jieqi position/move dialect negotiated per engine.
         return Err(MatchError::Unsupported(
-            "Jieqi (the rules core has no dealing arbiter yet)".into(),
+            "Jieqi with an external engine".into(),
         ));
     }
     if cfg.nodes.is_none() && cfg.depth.is_none() && cfg.tc.is_none() && cfg.movetime_ms.is_none() {
@@ -234,7 +235,30 @@ pub fn run_match_with_progress(
                     let pair = g / 2;
                     let a_is_red = g.is_multiple_of(2);
                     let opening = &openings[order[pair % order.len()]];
-                    let rec = if a_is_red {
+                    // Jieqi: pair p plays deal `deal_seed(seed, p)` twice, colours swapped.
+                    let seed = deal_seed(cfg.seed, pair);
+                    let rule = cfg.capture_reveal;
+                    let rec = if jieqi && a_is_red {
+                        play_jieqi_game(
+                            g,
+                            [&mut *pa, &mut *pb],
+                            [&seat_a, &seat_b],
+                            true,
+                            seed,
+                            rule,
+                            &settings,
+                        )
+                    } else if jieqi {
+                        play_jieqi_game(
+                            g,
+                            [&mut *pb, &mut *pa],
+                            [&seat_b, &seat_a],
+                            false,
+                            seed,
+                            rule,
+                            &settings,
+                        )
+                    } else if a_is_red {
                         play_game(
                             g,
                             [&mut *pa, &mut *pb],

@@ -8,6 +8,15 @@
 //! perpetually), 120 plies without capture draw, and having no legal move (mate *or*
 //! stalemate) loses.
 //!
+//! Jieqi: a move of a dark piece is a chance node ("expectimax", Michie 1966): its value is the
+//! expectation over the identities the mover's pool allows, each weighted by count / total
+//! ([`crate::core::jieqi::reveal_outcomes`]). The average is taken in win-probability space
+//! (a logistic on the centipawn scale, as the Pikafish jieqi branch does) and cut early with
+//! Ballard's Star1 bounds (Ballard 1983, "The *-minimax search procedure for trees containing
+//! chance nodes"). Nested chance nodes beyond `chance_max_nested` are scored by static
+//! evaluation of the reveals, and so are dark captures in quiescence. The search never reads
+//! the hidden identities: it sees only legal moves, reveal outcomes and pool counts.
+//!
 //! Determinism: nothing but node counts and depths decides anything unless a clock limit is
 //! given, and the tables start empty after [`Searcher::new_game`], so `go nodes N` repeats
 //! exactly (Stockfish's `reprosearch.sh` contract).
@@ -19,6 +28,7 @@ pub mod tt;
 
 pub use params::{DEFAULT_SEARCH_JSON, SearchParams, SearchParamsError};
 
+use crate::core::jieqi::reveal_outcomes;
 use crate::core::{Color, Move, PieceType, Position, Repetition};
 use crate::eval::{EvalParams, evaluate};
 use ordering::{Heuristics, ORDER_VALUE, ScoredMoves, StagedMoves, piece_code};
@@ -134,10 +144,34 @@ impl Skill {
     }
 }
 
+/// How a Jieqi chance node (a move of a dark piece) is valued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ChanceMode {
+    /// Each reveal is searched; the expectation is taken in win-probability space with Star1
+    /// cut-offs.
+    #[default]
+    Search,
+    /// Baseline for measurements: the chance node is the pool-weighted average of the static
+    /// evaluations of the reveals, nothing below it is searched.
+    StaticAverage,
+}
+
+impl ChanceMode {
+    pub fn parse(s: &str) -> Option<ChanceMode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "search" => Some(ChanceMode::Search),
+            "static" | "no-reveal-search" => Some(ChanceMode::StaticAverage),
+            _ => None,
+        }
+    }
+}
+
 /// A single-threaded searcher with its own tables. One per game in self-play.
 pub struct Searcher {
     pub eval: Arc<EvalParams>,
     pub params: Arc<SearchParams>,
+    /// Chance nodes on the current path.
+    chance_nested: i32,
     stop: Arc<AtomicBool>,
     tt: TranspositionTable,
     heur: Heuristics,
@@ -224,6 +258,7 @@ impl Searcher {
         let mut s = Searcher {
             eval,
             params,
+            chance_nested: 0,
             stop: Arc::new(AtomicBool::new(false)),
             tt: TranspositionTable::new(hash_mb),
             heur: Heuristics::new(MAX_PLY),
@@ -298,6 +333,7 @@ impl Searcher {
         self.init_lmr();
         self.nodes = 0;
         self.seldepth = 0;
+        self.chance_nested = 0;
         self.stopped = false;
         self.node_limit = limits.nodes.map(|n| n.max(1));
         let tm = TimeManager::new(limits, start);
@@ -586,6 +622,39 @@ impl Searcher {
 
         while let Some((m, order)) = picker.next_move(pos, &self.heur) {
             let capture = pos.is_capture(m);
+            if pos.is_dark(m.from()) {
+                // Jieqi chance node: no pruning or reduction beyond the dark-count rule, full
+                // window, and the principal variation stops here.
+                searched += 1;
+                let crowded = pos.dark().count_ones() as i32 >= p.chance_dark_reduce_min;
+                let new_depth = depth - 1 - (crowded && depth > 2) as i32;
+                let score = self.chance(pos, m, alpha, beta, new_depth, ply);
+                if self.stopped {
+                    return 0;
+                }
+                self.pv_len[ply + 1] = 0;
+                if score > best_score {
+                    best_score = score;
+                    if score > alpha {
+                        best_move = m;
+                        if pv_node || root {
+                            self.update_pv(ply, m);
+                        }
+                        if root {
+                            self.root_best = Some((m, score));
+                        }
+                        if score >= beta {
+                            break;
+                        }
+                        alpha = score;
+                    }
+                }
+                if !capture && n_quiets < quiets.len() {
+                    quiets[n_quiets] = m;
+                    n_quiets += 1;
+                }
+                continue;
+            }
             let code = us_code_of(pos, m);
             let hist = if capture {
                 0
@@ -710,6 +779,154 @@ impl Searcher {
         best_score
     }
 
+    /// Win probability of a centipawn score for the side it belongs to (logistic with scale
+    /// `chance_scale`).
+    #[inline]
+    fn to_prob(&self, v: i32) -> f64 {
+        let s = self.params.chance_scale.max(1) as f64;
+        1.0 / (1.0 + (-(v as f64) / s).exp())
+    }
+
+    /// The centipawn score of a win probability (the logistic's inverse), kept off the mate
+    /// range.
+    #[inline]
+    fn prob_to_cp(&self, p: f64) -> f64 {
+        let s = self.params.chance_scale.max(1) as f64;
+        let p = p.clamp(1e-9, 1.0 - 1e-9);
+        (s * (p / (1.0 - p)).ln()).clamp(-(MATE_BOUND - 1) as f64, (MATE_BOUND - 1) as f64)
+    }
+
+    /// Combines reveal values (mover's view) into the chance node's value: a mate survives
+    /// only when every reveal gives one (the worst of them), anything else is averaged as a
+    /// win probability.
+    fn combine(&self, values: &[(i32, u32)]) -> i32 {
+        let total: u64 = values.iter().map(|&(_, w)| w as u64).sum();
+        if total == 0 {
+            return 0;
+        }
+        if values.iter().all(|&(v, _)| v >= MATE_BOUND) {
+            return values.iter().map(|&(v, _)| v).min().unwrap_or(0);
+        }
+        if values.iter().all(|&(v, _)| v <= -MATE_BOUND) {
+            return values.iter().map(|&(v, _)| v).min().unwrap_or(0);
+        }
+        let p: f64 = values
+            .iter()
+            .map(|&(v, w)| w as f64 * self.to_prob(v))
+            .sum::<f64>()
+            / total as f64;
+        self.prob_to_cp(p).round() as i32
+    }
+
+    /// The chance node of dark move `m` valued without search: the pool-weighted expectation
+    /// of the static evaluations after each reveal (mover's view). The baseline mode, the
+    /// nested-chance limit and quiescence use it.
+    fn chance_static(&mut self, pos: &mut Position, m: Move) -> i32 {
+        let outcomes: Vec<(Move, u32)> = reveal_outcomes(pos, m).collect();
+        let mut values = Vec::with_capacity(outcomes.len());
+        for (r, w) in outcomes {
+            self.nodes += 1;
+            pos.make_move(r);
+            let v = -evaluate(pos, &self.eval);
+            pos.unmake_move();
+            values.push((v, w));
+        }
+        self.combine(&values)
+    }
+
+    /// The chance node of dark move `m` (mover's view, window `alpha..beta`): each reveal
+    /// searched to `depth`, heaviest first, with Star1 cut-offs. In win-probability space a
+    /// value lies in [0, 1]; after the reveals seen so far (weight `seen`, probability mass
+    /// `sum`) the node lies in `[sum / W, (sum + W - seen) / W]`, so it can stop as soon as
+    /// that range is outside the window, and each reveal gets the window that would decide it.
+    fn chance(
+        &mut self,
+        pos: &mut Position,
+        m: Move,
+        alpha: i32,
+        beta: i32,
+        depth: i32,
+        ply: usize,
+    ) -> i32 {
+        if self.params.chance_mode == ChanceMode::StaticAverage
+            || self.chance_nested >= self.params.chance_max_nested
+            || ply + 2 >= MAX_PLY
+        {
+            return self.chance_static(pos, m);
+        }
+        let mut outcomes: Vec<(Move, u32)> = reveal_outcomes(pos, m).collect();
+        // Heaviest reveals first: they move the bounds most (stable sort keeps kind order).
+        outcomes.sort_by_key(|o| std::cmp::Reverse(o.1));
+        let total: f64 = outcomes.iter().map(|&(_, w)| w as f64).sum();
+        if outcomes.len() == 1 {
+            // A single identity left: no chance at all.
+            pos.make_move(outcomes[0].0);
+            let v = -self.negamax(pos, -beta, -alpha, depth, ply + 1, false);
+            pos.unmake_move();
+            return v;
+        }
+        let pa = if alpha <= -MATE_BOUND {
+            0.0
+        } else {
+            self.to_prob(alpha)
+        };
+        let pb = if beta >= MATE_BOUND {
+            1.0
+        } else {
+            self.to_prob(beta)
+        };
+        let mut values: Vec<(i32, u32)> = Vec::with_capacity(outcomes.len());
+        let mut sum = 0.0f64;
+        let mut seen = 0.0f64;
+        self.chance_nested += 1;
+        for &(r, w) in &outcomes {
+            let wf = w as f64;
+            let rest = total - seen - wf;
+            // The child value that would make the node fail low (everything else at best) or
+            // fail high (everything else at worst).
+            let ca = (total * pa - sum - rest) / wf;
+            let cb = (total * pb - sum) / wf;
+            let child_alpha = if ca <= 0.0 {
+                -INF
+            } else {
+                (self.prob_to_cp(ca.min(1.0)).floor() as i32 - 1).max(-INF)
+            };
+            let child_beta = if cb >= 1.0 {
+                INF
+            } else {
+                (self.prob_to_cp(cb.max(0.0)).ceil() as i32 + 1).min(INF)
+            };
+            let child_beta = child_beta.max(child_alpha + 1);
+            pos.make_move(r);
+            let v = -self.negamax(pos, -child_beta, -child_alpha, depth, ply + 1, false);
+            pos.unmake_move();
+            if self.stopped {
+                self.chance_nested -= 1;
+                return 0;
+            }
+            values.push((v, w));
+            let pv = if v >= MATE_BOUND {
+                1.0
+            } else if v <= -MATE_BOUND {
+                0.0
+            } else {
+                self.to_prob(v)
+            };
+            sum += wf * pv;
+            seen += wf;
+            let lo = sum / total;
+            let hi = (sum + total - seen) / total;
+            if seen < total && (lo >= pb || hi <= pa) {
+                // Star1 cut-off: the bound that decided is the node's fail-soft value.
+                self.chance_nested -= 1;
+                let bound = if lo >= pb { lo } else { hi };
+                return self.prob_to_cp(bound).round() as i32;
+            }
+        }
+        self.chance_nested -= 1;
+        self.combine(&values)
+    }
+
     /// Quiescence search: captures only (in check: every evasion), with stand-pat, so that the
     /// leaves are quiet (<https://www.chessprogramming.org/Quiescence_Search>). Captures that
     /// give up a more valuable piece on a defended square are skipped.
@@ -784,10 +1001,16 @@ impl Searcher {
                     continue;
                 }
             }
-            pos.make_move(m);
-            self.tt.prefetch(pos.key());
-            let score = -self.qsearch(pos, -beta, -alpha, ply + 1);
-            pos.unmake_move();
+            let score = if pos.is_dark(m.from()) {
+                // A dark capture: the expectation of the reveals' static evaluations.
+                self.chance_static(pos, m)
+            } else {
+                pos.make_move(m);
+                self.tt.prefetch(pos.key());
+                let v = -self.qsearch(pos, -beta, -alpha, ply + 1);
+                pos.unmake_move();
+                v
+            };
             if self.stopped {
                 return 0;
             }

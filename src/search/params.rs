@@ -49,6 +49,9 @@ macro_rules! search_params {
             $(pub $name: i32,)*
             /// Bounds and steps, in field order (read from the file next to the values).
             bounds: Vec<(i32, i32, i32)>,
+            /// How Jieqi chance nodes are valued. Not a tuned number (not in the file or the
+            /// genome): the no-reveal-search baseline of the measurements sets it.
+            pub chance_mode: super::ChanceMode,
         }
 
         impl SearchParams {
@@ -61,7 +64,11 @@ macro_rules! search_params {
             }
 
             fn blank() -> SearchParams {
-                SearchParams { $($name: 0,)* bounds: Vec::new() }
+                SearchParams {
+                    $($name: 0,)*
+                    bounds: Vec::new(),
+                    chance_mode: super::ChanceMode::Search,
+                }
             }
 
             fn set_by_index(&mut self, i: usize, v: i32) {
@@ -102,6 +109,9 @@ search_params!(
     lmr_history_divisor,
     iir_min_depth,
     history_max,
+    chance_scale,
+    chance_max_nested,
+    chance_dark_reduce_min,
 );
 
 /// The embedded default file.
