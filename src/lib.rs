@@ -11,5 +11,5 @@ pub mod eval;
 pub mod import;
 pub mod play;
 pub mod search;
-pub mod uci;
 pub mod tune;
+pub mod uci;

@@ -2,7 +2,8 @@
 //! view. Read tolerantly, since they come from several producers (datagen, the game importer,
 //! other engines' tuning sets):
 //!
-//! - `FEN | 1-0` (this project's format; `0-1`, `1/2-1/2` too), also `FEN ; result`;
+//! - `FEN | 1-0 | id` (what `xqtune import` writes) and `FEN | 1-0` (`0-1`, `1/2-1/2` too),
+//!   also `FEN ; result`;
 //! - `FEN [1.0]` / `[0.5]` / `[0.0]` (red's score; any value in 0..1 is accepted);
 //! - EPD with an opcode, `FEN c9 "1-0";` (texel-tuner / Ethereal style);
 //! - blank lines and lines starting with `#` are skipped; gzip is detected by its magic bytes.
@@ -66,6 +67,17 @@ pub fn parse_line(line: &str) -> Result<Option<(String, f32)>, String> {
         let r = parse_result(inner)
             .ok_or_else(|| format!("bad result '[{inner}]' (expected [1.0], [0.5] or [0.0])"))?;
         return Ok(Some((l[..open].trim().to_string(), r)));
+    }
+    // `FEN | result | id`, the format `xqtune import` writes: the result is the second field.
+    let fields: Vec<&str> = l.split('|').collect();
+    if fields.len() == 3 {
+        let r = parse_result(fields[1]).ok_or_else(|| {
+            format!(
+                "bad result '{}' (expected 1-0, 0-1 or 1/2-1/2)",
+                fields[1].trim()
+            )
+        })?;
+        return Ok(Some((fields[0].trim().to_string(), r)));
     }
     // FEN | result or FEN ; result
     if let Some(sep) = l.rfind(['|', ';']) {
@@ -188,6 +200,16 @@ mod tests {
         );
         assert!(parse_line(f).is_err());
         assert!(parse_line(&format!("{f} [1.5]")).is_err());
+        // The import format: `FEN | result | source id`.
+        assert_eq!(
+            parse_line(&format!("{f} | 0-1 | games.pgn.gz#1:16")).unwrap(),
+            Some((f.to_string(), 0.0))
+        );
+        assert!(
+            parse_line(&format!("{f} | x | games.pgn.gz#1:16"))
+                .unwrap_err()
+                .contains("'x'")
+        );
     }
 
     #[test]

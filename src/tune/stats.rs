@@ -1,39 +1,26 @@
-//! Match statistics the tuners need: Elo from a score, its error bar, likelihood of
-//! superiority and the generalized SPRT log-likelihood ratio on game pairs.
-//!
-//! MINIMAL LOCAL VERSION: the match runner's `play::stats` will provide the same quantities;
-//! these follow the same textbook formulas so the switch is mechanical.
-//! The GSPRT approximation is Michel Van den Bergh's (used by fishtest):
-//! `LLR ≈ N (s1 - s0) (2 s - s0 - s1) / (2 var)` over N pairs with per-pair score variance `var`.
+//! Match statistics as the tuners record them: a serialisable summary and the SPRT verdict.
+//! Every number comes from the match runner's `play::stats` (cutechess / fastchess / fishtest
+//! formulas); this module only picks the pair-based figures when the games were paired.
 
 use crate::play::MatchResult;
+use crate::play::stats::{
+    SprtConfig, SprtVerdict as PlaySprtVerdict, elo_to_score, erf, score_to_elo,
+};
 use serde::{Deserialize, Serialize};
 
 /// Logistic Elo difference of an expected score.
 pub fn elo_from_score(score: f64) -> f64 {
-    let s = score.clamp(1e-6, 1.0 - 1e-6);
-    -400.0 * (1.0 / s - 1.0).log10()
+    score_to_elo(score.clamp(1e-6, 1.0 - 1e-6))
 }
 
 /// Expected score of a logistic Elo difference.
 pub fn score_from_elo(elo: f64) -> f64 {
-    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+    elo_to_score(elo)
 }
 
-/// Standard normal CDF (Abramowitz-Stegun 7.1.26 erf approximation, error < 1.5e-7).
+/// Standard normal CDF.
 pub fn normal_cdf(x: f64) -> f64 {
-    let z = x.abs() / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * z);
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736
-                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    let erf = 1.0 - poly * (-z * z).exp();
-    if x >= 0.0 {
-        0.5 * (1.0 + erf)
-    } else {
-        0.5 * (1.0 - erf)
-    }
+    0.5 * (1.0 + erf(x / std::f64::consts::SQRT_2))
 }
 
 /// Summary of a match from the first engine's point of view.
@@ -62,46 +49,14 @@ pub fn accumulate(a: &mut MatchResult, b: &MatchResult) {
     }
 }
 
-/// Mean score, per-sample variance and sample count: from the pentanomial counts when the
-/// runner filled them (pairs cancel opening bias, so the variance is smaller), else per game.
-fn mean_var(r: &MatchResult) -> (f64, f64, f64) {
-    let pairs: u32 = r.pentanomial.iter().sum();
-    if pairs > 0 {
-        let n = pairs as f64;
-        let mean = (0..5)
-            .map(|i| r.pentanomial[i] as f64 * i as f64 / 4.0)
-            .sum::<f64>()
-            / n;
-        let var = (0..5)
-            .map(|i| r.pentanomial[i] as f64 * (i as f64 / 4.0 - mean).powi(2))
-            .sum::<f64>()
-            / n;
-        (mean, var, n)
-    } else {
-        let n = r.games().max(1) as f64;
-        let mean = r.score();
-        let var = (r.wins as f64 * (1.0 - mean).powi(2)
-            + r.draws as f64 * (0.5 - mean).powi(2)
-            + r.losses as f64 * mean.powi(2))
-            / n;
-        (mean, var, n)
-    }
-}
-
+/// Elo and error bar from the pairs when the runner paired the games (pairs cancel opening
+/// bias, so the variance is smaller), else per game.
 pub fn match_stats(r: &MatchResult) -> MatchStats {
-    let (mean, var, n) = mean_var(r);
-    let se = (var / n).sqrt();
-    let elo = elo_from_score(mean);
-    let lo = elo_from_score(mean - 1.96 * se);
-    let hi = elo_from_score(mean + 1.96 * se);
-    let los = if se > 0.0 {
-        normal_cdf((mean - 0.5) / se)
-    } else if mean > 0.5 {
-        1.0
-    } else if mean < 0.5 {
-        0.0
+    let paired = r.pairs() > 0;
+    let (elo, elo_error) = if paired {
+        (r.penta_elo(), r.penta_elo_error())
     } else {
-        0.5
+        (r.elo(), r.elo_error())
     };
     MatchStats {
         games: r.games(),
@@ -109,14 +64,22 @@ pub fn match_stats(r: &MatchResult) -> MatchStats {
         draws: r.draws,
         losses: r.losses,
         pentanomial: r.pentanomial,
-        score: mean,
+        score: if paired {
+            score_from_elo(elo)
+        } else {
+            r.score()
+        },
         elo,
-        elo_error: (hi - lo) / 2.0,
-        los,
+        elo_error: if elo_error.is_finite() {
+            elo_error
+        } else {
+            0.0
+        },
+        los: r.los(),
     }
 }
 
-/// SPRT bounds and state for H0: elo = elo0 against H1: elo = elo1.
+/// SPRT bounds for H0: elo = elo0 against H1: elo = elo1.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Sprt {
     pub elo0: f64,
@@ -133,33 +96,33 @@ pub enum SprtVerdict {
 }
 
 impl Sprt {
+    fn config(&self) -> SprtConfig {
+        SprtConfig {
+            elo0: self.elo0,
+            elo1: self.elo1,
+            alpha: self.alpha,
+            beta: self.beta,
+        }
+    }
+
     pub fn lower(&self) -> f64 {
-        (self.beta / (1.0 - self.alpha)).ln()
+        self.config().lower_bound()
     }
 
     pub fn upper(&self) -> f64 {
-        ((1.0 - self.beta) / self.alpha).ln()
+        self.config().upper_bound()
     }
 
-    /// Generalized SPRT log-likelihood ratio of the results so far.
+    /// Pentanomial GSPRT log-likelihood ratio of the results so far.
     pub fn llr(&self, r: &MatchResult) -> f64 {
-        let (mean, var, n) = mean_var(r);
-        if n < 2.0 || var <= 0.0 {
-            return 0.0;
-        }
-        let s0 = score_from_elo(self.elo0);
-        let s1 = score_from_elo(self.elo1);
-        n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+        r.llr(self.elo0, self.elo1)
     }
 
     pub fn verdict(&self, r: &MatchResult) -> SprtVerdict {
-        let llr = self.llr(r);
-        if llr >= self.upper() {
-            SprtVerdict::AcceptH1
-        } else if llr <= self.lower() {
-            SprtVerdict::AcceptH0
-        } else {
-            SprtVerdict::Continue
+        match self.config().status(r).verdict {
+            PlaySprtVerdict::H1 => SprtVerdict::AcceptH1,
+            PlaySprtVerdict::H0 => SprtVerdict::AcceptH0,
+            PlaySprtVerdict::Continue => SprtVerdict::Continue,
         }
     }
 }

@@ -59,4 +59,3 @@ pub fn perft_cases() -> Vec<PerftCase> {
         })
         .collect()
 }
-
