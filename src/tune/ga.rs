@@ -59,10 +59,10 @@ pub struct GaArgs {
     /// Individuals per generation.
     #[arg(long, default_value_t = 10)]
     pub population: usize,
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 10)]
     pub generations: u64,
     /// Games per individual and generation (played as pairs with shared openings).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 16)]
     pub games: usize,
     #[arg(long, value_enum, default_value = "reference")]
     pub fitness: FitnessMode,
