@@ -1,7 +1,9 @@
 //! `xqtune export`: the parameter tables as full 9x10 boards for both colours, in forms other
 //! engines and papers use (JSON, CSV, Rust constants, Markdown).
 //!
-//! Position-table parameters are named `pst.<piece>[.<phase>].<n>`. A table of 50 entries is
+//! Position-table parameters are named as the evaluation names them,
+//! `pst.<piece>.<square>.<phase>` for the squares of files a-e (mirrored onto f-i; squares a
+//! piece never reaches read 0), or `pst.<piece>[.<phase>].<n>`. A table of 50 entries is
 //! half-width (Pikafish-HCE `psqt.cpp`): entry `n` is rank `n / 5` from red's back rank and file
 //! `n % 5` from the a-file to the centre (e-file), mirrored onto files f..i. A table of 90 entries
 //! is a full board, `n = rank * 9 + file`. Black's table is red's rotated by 180 degrees (black's
@@ -10,6 +12,7 @@
 
 use super::TuneError;
 use super::space::{Gene, ParamSet, SpaceKind};
+use crate::core::Square;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -48,6 +51,7 @@ pub struct BoardTable {
 /// Full-board tables from the flat parameter view; returns the tables and the other scalars.
 pub fn board_tables(genes: &[Gene]) -> (Vec<BoardTable>, Vec<(String, i32)>) {
     let mut groups: BTreeMap<(String, String), BTreeMap<usize, i32>> = BTreeMap::new();
+    let mut squares: BTreeMap<(String, String), BTreeMap<usize, i32>> = BTreeMap::new();
     let mut scalars = vec![];
     for g in genes {
         let parts: Vec<&str> = g.name.split('.').collect();
@@ -65,10 +69,34 @@ pub fn board_tables(genes: &[Gene]) -> (Vec<BoardTable>, Vec<(String, i32)>) {
                     .or_default()
                     .insert(n, g.value);
             }
+            // The evaluation's own naming: `pst.<piece>.<square>.<phase>` over files a-e (the
+            // half-width table, mirrored onto f-i), squares a piece never reaches left out.
+            (Some(&"pst"), None, 4) if Square::parse(parts[2]).is_some_and(|s| s.file() <= 4) => {
+                let sq = Square::parse(parts[2]).map_or(0, |s| s.index());
+                squares
+                    .entry((parts[1].to_string(), parts[3].to_string()))
+                    .or_default()
+                    .insert(sq, g.value);
+            }
             _ => scalars.push((g.name.clone(), g.value)),
         }
     }
     let mut tables = vec![];
+    for ((piece, phase), entries) in squares {
+        let mut red = [[0i32; 9]; 10];
+        for (r, row) in red.iter_mut().enumerate() {
+            for (fl, cell) in row.iter_mut().enumerate() {
+                let sq = Square::new(fl.min(8 - fl) as u8, r as u8).index();
+                *cell = entries.get(&sq).copied().unwrap_or(0);
+            }
+        }
+        tables.push(BoardTable {
+            piece,
+            phase,
+            red,
+            black: rotate(&red),
+        });
+    }
     for ((piece, phase), entries) in groups {
         let half = entries.len() == 50 && entries.keys().all(|&k| k < 50);
         let full = entries.len() == 90 && entries.keys().all(|&k| k < 90);
@@ -89,20 +117,25 @@ pub fn board_tables(genes: &[Gene]) -> (Vec<BoardTable>, Vec<(String, i32)>) {
                 *cell = entries[&key];
             }
         }
-        let mut black = [[0i32; 9]; 10];
-        for r in 0..10 {
-            for fl in 0..9 {
-                black[r][fl] = red[9 - r][8 - fl];
-            }
-        }
         tables.push(BoardTable {
             piece,
             phase,
             red,
-            black,
+            black: rotate(&red),
         });
     }
     (tables, scalars)
+}
+
+/// Black's table: red's rotated by 180 degrees.
+fn rotate(red: &[[i32; 9]; 10]) -> [[i32; 9]; 10] {
+    let mut black = [[0i32; 9]; 10];
+    for r in 0..10 {
+        for fl in 0..9 {
+            black[r][fl] = red[9 - r][8 - fl];
+        }
+    }
+    black
 }
 
 /// Renders the export in `format`.
@@ -267,6 +300,36 @@ pub(crate) mod tests {
             for f in 0..9 {
                 assert_eq!(t.red[r][f], t.red[r][8 - f]);
                 assert_eq!(t.black[r][f], t.red[9 - r][8 - f]);
+            }
+        }
+    }
+
+    #[test]
+    fn evaluation_tables_export_as_full_boards() {
+        use crate::core::{PieceType, Square};
+        use crate::eval::EvalParams;
+        let params = EvalParams::default();
+        let (tables, scalars) = board_tables(&ParamSet::default_of(SpaceKind::Eval).genes());
+        assert_eq!(tables.len(), 14, "7 kinds x mg/eg");
+        assert!(scalars.iter().all(|(n, _)| !n.starts_with("pst.")));
+        for kind in PieceType::ALL {
+            for (phase, eg) in [("mg", false), ("eg", true)] {
+                let t = tables
+                    .iter()
+                    .find(|t| t.piece == kind.name() && t.phase == phase)
+                    .unwrap_or_else(|| panic!("no {} {phase} table", kind.name()));
+                let board = params.pst_board(kind, eg);
+                for sq in 0..90u8 {
+                    let s = Square(sq);
+                    let (r, f) = (s.rank() as usize, s.file() as usize);
+                    assert_eq!(
+                        t.red[r][f],
+                        board[sq as usize],
+                        "{} {phase} {s}",
+                        kind.name()
+                    );
+                    assert_eq!(t.black[9 - r][8 - f], t.red[r][f]);
+                }
             }
         }
     }
