@@ -361,38 +361,18 @@ pub fn play_game(
         }
         let us = pos.side_to_move();
         let player = &mut players[us.index()];
-        let started = Instant::now();
-        let reply = player.go(&GoRequest {
+        let req = GoRequest {
             start_fen: &opening.fen,
             moves: &all_moves,
             pos: &pos,
             limits: &settings.limits,
             clocks,
-        });
-        let elapsed = started.elapsed().as_millis() as u64;
-        let forfeit = |t: Termination| (GameResult::win_for(us.flip()), t);
-        let reply = match reply {
-            Ok(r) => r,
-            Err(e) => {
-                player.reset();
-                let (r, t) = match e {
-                    PlayerError::Timeout => forfeit(Termination::TimeForfeit { loser: us.into() }),
-                    PlayerError::Crash(_) => forfeit(Termination::Crash {
-                        loser: us.into(),
-                        message: e.to_string(),
-                    }),
-                };
-                return finish(r, t, moves, scores);
-            }
         };
-        if let (Some(c), Some(tc)) = (clocks.as_mut(), settings.limits.tc) {
-            let left = c[us.index()];
-            if elapsed > left + settings.time_margin_ms {
-                let (r, t) = forfeit(Termination::TimeForfeit { loser: us.into() });
-                return finish(r, t, moves, scores);
-            }
-            c[us.index()] = left.saturating_sub(elapsed) + tc.inc_ms;
-        }
+        let reply = match ask_move(&mut **player, &req, us, settings, &mut clocks) {
+            Ok(r) => r,
+            Err((r, t)) => return finish(r, t, moves, scores),
+        };
+        let forfeit = |t: Termination| (GameResult::win_for(us.flip()), t);
         let m = match pos.parse_move(&reply.mv) {
             Ok(m) => m,
             Err(_) => {
@@ -412,6 +392,43 @@ pub fn play_game(
             return finish(r, t, moves, scores);
         }
     }
+}
+
+/// Asks `player` for its move in `req` and keeps the clocks. A crash, a hang or a move past the
+/// clock (plus the grace margin) forfeits the game for `us`: `Err` then holds the result and
+/// termination to record.
+pub(super) fn ask_move(
+    player: &mut dyn Player,
+    req: &GoRequest,
+    us: Color,
+    settings: &GameSettings,
+    clocks: &mut Option<[u64; 2]>,
+) -> Result<Reply, (GameResult, Termination)> {
+    let started = Instant::now();
+    let reply = player.go(req);
+    let elapsed = started.elapsed().as_millis() as u64;
+    let forfeit = |t: Termination| (GameResult::win_for(us.flip()), t);
+    let reply = match reply {
+        Ok(r) => r,
+        Err(e) => {
+            player.reset();
+            return Err(match e {
+                PlayerError::Timeout => forfeit(Termination::TimeForfeit { loser: us.into() }),
+                PlayerError::Crash(_) => forfeit(Termination::Crash {
+                    loser: us.into(),
+                    message: e.to_string(),
+                }),
+            });
+        }
+    };
+    if let (Some(c), Some(tc)) = (clocks.as_mut(), settings.limits.tc) {
+        let left = c[us.index()];
+        if elapsed > left + settings.time_margin_ms {
+            return Err(forfeit(Termination::TimeForfeit { loser: us.into() }));
+        }
+        c[us.index()] = left.saturating_sub(elapsed) + tc.inc_ms;
+    }
+    Ok(reply)
 }
 
 fn reason_text(r: Reason) -> String {

@@ -8,11 +8,10 @@
 //! `[FEN]` tag replays it exactly) and the moves carry their reveal suffixes.
 
 use super::game::{
-    GameRecord, GameSettings, GoRequest, Player, PlayerError, Seat, Termination, adjudicate,
+    GameRecord, GameSettings, GoRequest, Player, Seat, Termination, adjudicate, ask_move,
 };
 use crate::core::jieqi::{Arbiter, CaptureReveal, deal};
 use crate::core::{Color, GameResult, Move};
-use std::time::Instant;
 
 /// The deal of pair `pair` in a match with `seed` (SplitMix64 of the two, so neighbouring
 /// pairs get unrelated deals and every machine the same ones).
@@ -96,38 +95,18 @@ pub fn play_jieqi_game(
         }
         let us = arbiter.truth().side_to_move();
         let player = &mut players[us.index()];
-        let started = Instant::now();
-        let reply = player.go(&GoRequest {
+        let req = GoRequest {
             start_fen: arbiter.start_fen(us),
             moves: arbiter.view_moves(us),
             pos: arbiter.view(us),
             limits: &settings.limits,
             clocks,
-        });
-        let elapsed = started.elapsed().as_millis() as u64;
-        let forfeit = |t: Termination| (GameResult::win_for(us.flip()), t);
-        let reply = match reply {
-            Ok(r) => r,
-            Err(e) => {
-                player.reset();
-                let (r, t) = match e {
-                    PlayerError::Timeout => forfeit(Termination::TimeForfeit { loser: us.into() }),
-                    PlayerError::Crash(_) => forfeit(Termination::Crash {
-                        loser: us.into(),
-                        message: e.to_string(),
-                    }),
-                };
-                return finish(r, t, &arbiter, scores);
-            }
         };
-        if let (Some(c), Some(tc)) = (clocks.as_mut(), settings.limits.tc) {
-            let left = c[us.index()];
-            if elapsed > left + settings.time_margin_ms {
-                let (r, t) = forfeit(Termination::TimeForfeit { loser: us.into() });
-                return finish(r, t, &arbiter, scores);
-            }
-            c[us.index()] = left.saturating_sub(elapsed) + tc.inc_ms;
-        }
+        let reply = match ask_move(&mut **player, &req, us, settings, &mut clocks) {
+            Ok(r) => r,
+            Err((r, t)) => return finish(r, t, &arbiter, scores),
+        };
+        let forfeit = |t: Termination| (GameResult::win_for(us.flip()), t);
         // The engine's move is read in its own view; the arbiter adds the truth.
         // `bestmove` is the plain four characters, so it is matched by squares.
         let chosen: Option<Move> = arbiter
