@@ -279,6 +279,32 @@ fn colour_mirror_negates_jieqi_scores() {
     }
 }
 
+#[test]
+fn xiangqi_terms_baseline_for_jieqi() {
+    let p = EvalParams::default();
+    let old = p.with_jieqi_terms(false);
+    assert!(p.jieqi_terms_enabled() && !old.jieqi_terms_enabled());
+    assert_ne!(p.hash(), old.hash());
+    // Kept through the flat view.
+    assert!(!old.from_vec(&old.to_vec()).jieqi_terms_enabled());
+    let positions = jieqi_positions();
+    let mut differ = 0;
+    for pos in positions.iter().step_by(5) {
+        // The baseline is the Xiangqi evaluation over the visible kinds.
+        let mut t = crate::eval::NoTrace;
+        let xq = super::super::evaluate::eval_red(pos, &p, &mut t);
+        assert_eq!(evaluate_red(pos, &old), xq, "{}", pos.to_fen());
+        let tr = trace(pos, &old);
+        assert_eq!(tr.dot(&old.to_vec()).round() as i32, xq);
+        assert!(tr.coeffs.iter().all(|&(i, _)| (i as usize) < NFLAT));
+        differ += (evaluate_red(pos, &p) != xq) as usize;
+    }
+    assert!(differ > 0);
+    // Xiangqi positions are not affected.
+    let x = Position::startpos();
+    assert_eq!(evaluate_red(&x, &old), evaluate_red(&x, &p));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The file format
 

@@ -34,8 +34,8 @@ use std::path::PathBuf;
 #[inline]
 pub fn evaluate_red_with<T: Tracer>(pos: &Position, params: &EvalParams, tracer: &mut T) -> i32 {
     match pos.variant() {
-        Variant::Xiangqi => evaluate::eval_red(pos, params, tracer),
-        Variant::Jieqi => jieqi::eval_red_jieqi(pos, params, tracer),
+        Variant::Jieqi if params.jieqi.enabled => jieqi::eval_red_jieqi(pos, params, tracer),
+        Variant::Xiangqi | Variant::Jieqi => evaluate::eval_red(pos, params, tracer),
     }
 }
 

@@ -504,6 +504,9 @@ pub(crate) struct JieqiPart {
     pub(crate) psq: Box<[[S; 90]; 14]>,
     /// Dark pieces: the position value of the starting square, red-relative, by colour.
     pub(crate) dark: Box<[[S; 90]; 2]>,
+    /// Whether Jieqi positions use these terms (`false`: the Xiangqi terms, dark pieces as the
+    /// kind of their square, the evaluation before the Jieqi tables; a match baseline).
+    pub(crate) enabled: bool,
 }
 
 /// The embedded default parameters (`params/xiangqi.json`).
@@ -586,6 +589,7 @@ impl EvalParams {
                 bounds: jieqi_bounds,
                 psq: Box::new([[S::ZERO; 90]; 14]),
                 dark: Box::new([[S::ZERO; 90]; 2]),
+                enabled: true,
             },
         };
         p.rebuild();
@@ -681,6 +685,21 @@ impl EvalParams {
         Ok(())
     }
 
+    /// A copy whose Jieqi positions are scored with (`true`, the default) or without the Jieqi
+    /// terms (`false`: the Xiangqi terms over the visible kinds, dark pieces as the kind of
+    /// their square; the baseline `xqtune match --b-xiangqi-eval-in-jieqi` plays).
+    pub fn with_jieqi_terms(&self, enabled: bool) -> EvalParams {
+        let mut p = self.clone();
+        p.jieqi.enabled = enabled;
+        p
+    }
+
+    /// Whether Jieqi positions are scored with the Jieqi terms (see
+    /// [`EvalParams::with_jieqi_terms`]).
+    pub fn jieqi_terms_enabled(&self) -> bool {
+        self.jieqi.enabled
+    }
+
     /// The Jieqi part in its file format (same format `load_jieqi` reads).
     pub fn jieqi_to_json_string(&self) -> String {
         write_terms(
@@ -700,6 +719,9 @@ impl EvalParams {
             for b in v.to_le_bytes() {
                 h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
             }
+        }
+        if !self.jieqi.enabled {
+            h = (h ^ 0xff).wrapping_mul(0x0100_0000_01b3);
         }
         h
     }
@@ -744,7 +766,9 @@ impl EvalParams {
             .enumerate()
             .map(|(i, x)| (*x).clamp(b[i].min, b[i].max))
             .collect();
-        EvalParams::from_parts(values, self.bounds.clone(), jv, b.clone())
+        let mut p = EvalParams::from_parts(values, self.bounds.clone(), jv, b.clone());
+        p.jieqi.enabled = self.jieqi.enabled;
+        p
     }
 
     /// A copy with every value for which `keep(term)` is false set to zero (or the bound
@@ -774,7 +798,10 @@ impl EvalParams {
                 jv[i] = 0.clamp(b.min, b.max);
             }
         }
-        EvalParams::from_parts(values, self.bounds.clone(), jv, self.jieqi.bounds.clone())
+        let mut p =
+            EvalParams::from_parts(values, self.bounds.clone(), jv, self.jieqi.bounds.clone());
+        p.jieqi.enabled = self.jieqi.enabled;
+        p
     }
 
     /// Piece values kept, every other term zero (the baseline of the engine's measurements).
