@@ -70,8 +70,10 @@ fn logistic(v: f64, s: f64) -> f64 {
 #[test]
 fn chance_node_expectation_by_hand() {
     // Red: king e0 and one dark piece on its pawn square a3; red's pool holds a rook, a cannon
-    // and two pawns (three were captured unseen). Black: a bare king.
-    let pos = Position::from_fen("3k5/9/9/9/9/9/X8/9/9/4K4 w RCP2 0 1").expect("valid FEN");
+    // and two pawns (three were captured unseen). Black: king and a horse on a4, which the dark
+    // piece takes as it reveals (a dark piece is already worth its pool's average, so only a
+    // gain makes the reveal the best move).
+    let pos = Position::from_fen("3k5/9/9/9/9/n8/X8/9/9/4K4 w RCP2 0 1").expect("valid FEN");
     let params = EvalParams::default();
     let s = SearchParams::default().chance_scale as f64;
     let mut best = f64::NEG_INFINITY;
@@ -170,7 +172,7 @@ fn jieqi_uci_session() {
     writeln!(
         stdin,
         "uci\nsetoption name UCI_Variant value jieqi\nposition startpos moves h2e2N h7e7c\n\
-         go nodes 3000\nisready\nposition fen 3k5/9/9/9/9/9/X8/9/9/4K4 w RCP2 0 1\ngo depth 1\n\
+         go nodes 3000\nisready\nposition fen 3k5/9/9/9/9/n8/X8/9/9/4K4 w RCP2 0 1\ngo depth 1\n\
          setoption name UCI_Variant value chess\nisready\nquit"
     )
     .expect("engine reads");

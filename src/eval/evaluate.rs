@@ -59,7 +59,6 @@ pub fn phase(pos: &Position) -> i32 {
 #[inline]
 pub(crate) fn eval_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> i32 {
     let occ = pos.occupied();
-    let occ_rot = pos.occ_rot();
     let mut acc = S::ZERO;
 
     // Material and position tables: one combined lookup per piece (`psq` is indexed by the
@@ -84,15 +83,29 @@ pub(crate) fn eval_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> 
         }
     }
 
+    shared_terms(pos, p, &mut acc, t);
+
+    let ph = phase(pos);
+    t.phase(ph);
+    acc.taper(ph)
+}
+
+/// Every term after material and position tables: tempo, mobility, king safety, lines, files,
+/// pawns, threats and coordination. Shared by the Jieqi evaluation (dark pieces count as the
+/// kind they move as).
+#[inline(always)]
+pub(crate) fn shared_terms<T: Tracer>(pos: &Position, p: &EvalParams, acc: &mut S, t: &mut T) {
+    let occ = pos.occupied();
+    let occ_rot = pos.occ_rot();
     // Tempo: a plain value for the side to move.
     let stm = pos.side_to_move().sign();
     let off = OFFSET[id::TEMPO];
-    acc += S(p.values[off], p.values[off]) * stm;
+    *acc += S(p.values[off], p.values[off]) * stm;
     t.add(off, stm);
 
     let info = [
-        side_terms(pos, Color::Red, occ, occ_rot, p, &mut acc, t),
-        side_terms(pos, Color::Black, occ, occ_rot, p, &mut acc, t),
+        side_terms(pos, Color::Red, occ, occ_rot, p, acc, t),
+        side_terms(pos, Color::Black, occ, occ_rot, p, acc, t),
     ];
 
     // Second pass: terms that need both sides' attack maps.
@@ -107,26 +120,16 @@ pub(crate) fn eval_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> 
         let hanging = own & !king & theirs.attacks & !ours.attacks;
         for sq in Squares(hanging) {
             let kind = (pos.board[sq] - 1) % 7;
-            term(
-                &mut acc,
-                t,
-                p,
-                OFFSET[id::HANGING + kind as usize - 1],
-                sign,
-            );
+            term(acc, t, p, OFFSET[id::HANGING + kind as usize - 1], sign);
         }
         let pawns = pos.pieces_of(c, PieceType::Pawn);
         let n = (own & !pawns & !king & theirs.pawn_attacks).count_ones() as i32;
-        term(&mut acc, t, p, OFFSET[id::THREAT_BY_PAWN], n * sign);
+        term(acc, t, p, OFFSET[id::THREAT_BY_PAWN], n * sign);
         let n = (pos.pieces_of(c, PieceType::Rook) & theirs.minor_attacks).count_ones() as i32;
-        term(&mut acc, t, p, OFFSET[id::THREAT_ROOK_BY_MINOR], n * sign);
+        term(acc, t, p, OFFSET[id::THREAT_ROOK_BY_MINOR], n * sign);
         let n = (own & !king & ours.attacks).count_ones() as i32;
-        term(&mut acc, t, p, OFFSET[id::DEFENDED], n * sign);
+        term(acc, t, p, OFFSET[id::DEFENDED], n * sign);
     }
-
-    let ph = phase(pos);
-    t.phase(ph);
-    acc.taper(ph)
 }
 
 /// The terms of one side that need only its own attacks; returns its attack maps.

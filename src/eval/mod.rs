@@ -6,17 +6,22 @@
 //! - [`evaluate`](mod@evaluate): the evaluation, generic over a [`Tracer`].
 //! - [`trace`](mod@trace): the tracers; [`trace()`] gives the evaluation as a linear form.
 //!
-//! The variant is data in the position: [`evaluate()`] dispatches on it. Jieqi has its own
-//! parameter file (`params/jieqi.json`) and terms, added by the Jieqi layer; until then a Jieqi
-//! position is scored by the Xiangqi terms over its visible pieces (dark pieces count as the
-//! kind they move as).
+//! - [`jieqi`](mod@jieqi): the Jieqi terms (`params/jieqi.json`): piece values, whole-board
+//!   advisor, elephant and pawn tables, dark pieces worth their pool's average.
+//!
+//! The variant is data in the position: [`evaluate()`] dispatches on it. Jieqi positions use
+//! the Jieqi piece values and tables plus the Xiangqi terms that keep their meaning (see
+//! [`jieqi`](mod@jieqi)). The flat view (`specs`/`to_vec`/`from_vec`) holds the Xiangqi values
+//! then the Jieqi values, named `jieqi.*`.
 
 pub mod evaluate;
+pub mod jieqi;
 pub mod params;
 pub mod score;
 pub mod trace;
 
 pub use evaluate::phase;
+pub use jieqi::{DARK_SCALE, JIEQI_TERMS, dark_piece_value, pool_weights};
 pub use params::{Bounds, EvalParams, ParamSpec, ParamsError, Shape, TERMS, TermDef, pst_squares};
 pub use score::S;
 pub use trace::{CoeffTracer, NoTrace, Trace, Tracer};
@@ -29,6 +34,7 @@ use std::path::PathBuf;
 #[inline]
 pub fn evaluate_red_with<T: Tracer>(pos: &Position, params: &EvalParams, tracer: &mut T) -> i32 {
     match pos.variant() {
+        Variant::Jieqi if params.jieqi.enabled => jieqi::eval_red_jieqi(pos, params, tracer),
         Variant::Xiangqi | Variant::Jieqi => evaluate::eval_red(pos, params, tracer),
     }
 }
@@ -74,17 +80,32 @@ pub struct EvalArgs {
     /// Print the parameters in the file format (to start a new params file).
     #[arg(long)]
     pub print_params: bool,
+    /// Jieqi parameter file (default: the embedded params/jieqi.json).
+    #[arg(long, value_name = "FILE")]
+    pub jieqi_params: Option<PathBuf>,
+    /// Print the Jieqi parameters in the file format (to start a new jieqi.json).
+    #[arg(long)]
+    pub print_jieqi_params: bool,
 }
 
 /// Runs `xqtune eval`.
 pub fn run_cli(args: &EvalArgs) -> Result<()> {
-    let params = match &args.params {
+    let mut params = match &args.params {
         Some(path) => EvalParams::load(path)
             .with_context(|| format!("invalid params file {}", path.display()))?,
         None => EvalParams::default(),
     };
+    if let Some(path) = &args.jieqi_params {
+        params
+            .load_jieqi(path)
+            .with_context(|| format!("invalid Jieqi params file {}", path.display()))?;
+    }
     if args.print_params {
         print!("{}", params.to_json_string());
+        return Ok(());
+    }
+    if args.print_jieqi_params {
+        print!("{}", params.jieqi_to_json_string());
         return Ok(());
     }
     let pos = match &args.fen {
@@ -102,11 +123,22 @@ pub fn run_cli(args: &EvalArgs) -> Result<()> {
             "term (cp after tapering, own view)", "red", "black", "net"
         );
         let mut total = 0.0;
-        for (ti, term) in TERMS.iter().enumerate() {
+        let xiangqi = TERMS
+            .iter()
+            .enumerate()
+            .map(|(ti, term)| (term.name.to_string(), params::OFFSET[ti], term.shape.len()));
+        let jieqi = JIEQI_TERMS.iter().enumerate().map(|(ti, term)| {
+            (
+                format!("jieqi.{}", term.name),
+                params::NFLAT + jieqi::JOFFSET[ti],
+                term.shape.len(),
+            )
+        });
+        for (name, offset, len) in xiangqi.chain(jieqi) {
             let mut side = [0f64; 2];
-            for i in params::OFFSET[ti]..params::OFFSET[ti] + term.shape.len() {
+            for i in offset..offset + len {
                 for color in Color::ALL {
-                    side[color.index()] += tr.by_side[color.index()][i] as f64
+                    side[color.index()] += tr.uses(color.index(), i)
                         * trace::phase_weight(i, tr.phase)
                         * values[i] as f64;
                 }
@@ -114,7 +146,7 @@ pub fn run_cli(args: &EvalArgs) -> Result<()> {
             if side != [0.0, 0.0] {
                 println!(
                     "{:<34} {:>8.1} {:>8.1} {:>8.1}",
-                    term.name,
+                    name,
                     side[0],
                     -side[1] + 0.0,
                     side[0] + side[1]

@@ -10,6 +10,7 @@
 //! `material.rook.mg`, `pst.horse.c7.eg`, `king.attackers.3.mg`; a value without middlegame /
 //! endgame pair (only `tempo`) has no suffix.
 
+use super::jieqi::{JIEQI_DEFAULT_JSON, JIEQI_TERMS, JOFFSET, NALL, jid};
 use super::score::S;
 use crate::core::attacks::{ADVISOR_SQUARES, ELEPHANT_SQUARES, OWN_PALACE, PAWN_SQUARES};
 use crate::core::{PieceType, Square};
@@ -75,6 +76,11 @@ pub enum Shape {
     List(usize),
     /// A tapered position table of a piece kind over its reachable half-board squares.
     Pst(PieceType),
+    /// A tapered half-width table over the whole board (files a-e, every rank): Jieqi's revealed
+    /// advisors, elephants and pawns may stand anywhere.
+    Board,
+    /// A tapered table over red's 15 dark starting squares (full width; black mirrored by rank).
+    Dark,
 }
 
 impl Shape {
@@ -85,6 +91,18 @@ impl Shape {
             Shape::Tapered => 2,
             Shape::List(n) => 2 * n,
             Shape::Pst(k) => 2 * PST_LEN[k as usize],
+            Shape::Board => 2 * PST_LEN[PieceType::Rook as usize],
+            Shape::Dark => 2 * DARK_SQUARES.len(),
+        }
+    }
+
+    /// The squares of a table shape in storage order (red's view), `None` for other shapes.
+    pub fn squares(self) -> Option<Vec<Square>> {
+        match self {
+            Shape::Pst(k) => Some(pst_squares(k)),
+            Shape::Board => Some(pst_squares(PieceType::Rook)),
+            Shape::Dark => Some(DARK_SQUARES.iter().map(|&s| Square(s)).collect()),
+            _ => None,
         }
     }
 
@@ -343,6 +361,17 @@ pub const PART: [Part; NFLAT] = {
     p
 };
 
+/// Whether flat value `i` of the whole flat view (Xiangqi, then Jieqi) is plain, middlegame
+/// or endgame.
+#[inline]
+pub fn part(i: usize) -> Part {
+    if i < NFLAT {
+        PART[i]
+    } else {
+        super::jieqi::JPART[i - NFLAT]
+    }
+}
+
 /// Squares (red's view) where each kind's table has an entry: the reachable squares on files
 /// a-e, ordered as the file shows them, rank 9 (top) down to rank 0, files a..e.
 const fn half_squares(kind: usize) -> ([u8; 50], usize) {
@@ -384,6 +413,22 @@ pub const PST_LEN: [usize; 7] = {
 
 /// Marks a square without a table entry in [`PST_SLOT`].
 pub const NO_SLOT: u8 = u8::MAX;
+
+/// Red's 15 dark starting squares in storage order (rank 9 first, files a..i): the pawn
+/// squares a3 c3 e3 g3 i3, the cannon squares b2 h2, then the back rank without the king.
+pub const DARK_SQUARES: [u8; 15] = [27, 29, 31, 33, 35, 19, 25, 0, 1, 2, 3, 5, 6, 7, 8];
+
+/// `DARK_SLOT[square]`: the entry of a red dark piece on `square` in a [`Shape::Dark`] table,
+/// or `NO_SLOT` off the starting squares.
+pub const DARK_SLOT: [u8; 90] = {
+    let mut t = [NO_SLOT; 90];
+    let mut i = 0;
+    while i < DARK_SQUARES.len() {
+        t[DARK_SQUARES[i] as usize] = i as u8;
+        i += 1;
+    }
+    t
+};
 
 /// `PST_SLOT[kind][square]`: the table entry of a red piece on `square` (files f-i mirrored to
 /// d-a), or `NO_SLOT` where the piece can never stand.
@@ -445,6 +490,23 @@ pub struct EvalParams {
     /// Material plus table, red-relative (black entries negated and rank-mirrored), indexed by
     /// `color * 7 + kind` and square: the evaluation's one lookup per piece.
     pub(crate) psq: Box<[[S; 90]; 14]>,
+    /// The Jieqi part (`params/jieqi.json`), flat names prefixed `jieqi.` after the Xiangqi ones.
+    pub(crate) jieqi: JieqiPart,
+}
+
+/// The Jieqi terms' values and bounds ([`JIEQI_TERMS`] order) and their derived tables.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct JieqiPart {
+    pub(crate) values: Vec<i32>,
+    pub(crate) bounds: Vec<Bounds>,
+    /// Revealed pieces: Jieqi piece value plus table (shared Xiangqi tables for king, horse,
+    /// rook and cannon), red-relative, indexed like `EvalParams::psq`.
+    pub(crate) psq: Box<[[S; 90]; 14]>,
+    /// Dark pieces: the position value of the starting square, red-relative, by colour.
+    pub(crate) dark: Box<[[S; 90]; 2]>,
+    /// Whether Jieqi positions use these terms (`false`: the Xiangqi terms, dark pieces as the
+    /// kind of their square, the evaluation before the Jieqi tables; a match baseline).
+    pub(crate) enabled: bool,
 }
 
 /// The embedded default parameters (`params/xiangqi.json`).
@@ -455,16 +517,31 @@ impl Default for EvalParams {
         static DEFAULT: OnceLock<EvalParams> = OnceLock::new();
         DEFAULT
             .get_or_init(|| {
-                EvalParams::from_json_str(DEFAULT_JSON)
-                    .expect("the embedded params/xiangqi.json is valid (checked by tests)")
+                let mut p = EvalParams::from_json_str(DEFAULT_JSON)
+                    .expect("the embedded params/xiangqi.json is valid (checked by tests)");
+                p.set_jieqi_json_str(JIEQI_DEFAULT_JSON)
+                    .expect("the embedded params/jieqi.json is valid (checked by tests)");
+                p
             })
             .clone()
     }
 }
 
+/// The parsed embedded Jieqi part (values, bounds), parsed once.
+static DEFAULT_JIEQI: OnceLock<(Vec<i32>, Vec<Bounds>)> = OnceLock::new();
+
+/// The flat names: the Xiangqi terms, then the Jieqi terms prefixed `jieqi.`.
 fn flat_names() -> &'static [String] {
     static NAMES: OnceLock<Vec<String>> = OnceLock::new();
-    NAMES.get_or_init(|| schema_flat_names(&TERMS))
+    NAMES.get_or_init(|| {
+        let mut names = schema_flat_names(&TERMS);
+        names.extend(
+            schema_flat_names(&JIEQI_TERMS)
+                .into_iter()
+                .map(|n| format!("jieqi.{n}")),
+        );
+        names
+    })
 }
 
 /// The flat names of a schema's values, in order (see the naming glossary above).
@@ -484,8 +561,8 @@ pub fn schema_flat_names(terms: &[TermDef]) -> Vec<String> {
                         out.push(format!("{}.{i}.eg", term.name));
                     }
                 }
-                Shape::Pst(k) => {
-                    for s in pst_squares(k) {
+                Shape::Pst(_) | Shape::Board | Shape::Dark => {
+                    for s in term.shape.squares().unwrap_or_default() {
                         out.push(format!("{}.{s}.mg", term.name));
                         out.push(format!("{}.{s}.eg", term.name));
                     }
@@ -497,11 +574,23 @@ pub fn schema_flat_names(terms: &[TermDef]) -> Vec<String> {
 }
 
 impl EvalParams {
-    fn from_parts(values: Box<[i32; NFLAT]>, bounds: Box<[Bounds; NFLAT]>) -> EvalParams {
+    fn from_parts(
+        values: Box<[i32; NFLAT]>,
+        bounds: Box<[Bounds; NFLAT]>,
+        jieqi_values: Vec<i32>,
+        jieqi_bounds: Vec<Bounds>,
+    ) -> EvalParams {
         let mut p = EvalParams {
             values,
             bounds,
             psq: Box::new([[S::ZERO; 90]; 14]),
+            jieqi: JieqiPart {
+                values: jieqi_values,
+                bounds: jieqi_bounds,
+                psq: Box::new([[S::ZERO; 90]; 14]),
+                dark: Box::new([[S::ZERO; 90]; 2]),
+                enabled: true,
+            },
         };
         p.rebuild();
         p
@@ -528,6 +617,7 @@ impl EvalParams {
                 self.psq[7 + k][Square(sq as u8).flip_rank().index()] = -v;
             }
         }
+        super::jieqi::rebuild(self);
     }
 
     /// The tapered pair at flat index `i`.
@@ -547,17 +637,21 @@ impl EvalParams {
 
     /// Parses the params file format (see `params/README.md`).
     pub fn from_json_str(text: &str) -> Result<EvalParams, ParamsError> {
-        let root: Value = serde_json::from_str(text).map_err(|e| ParamsError::Json {
-            line: e.line(),
-            column: e.column(),
-            message: {
-                // serde_json appends the position, which the error already names.
-                let m = e.to_string();
-                let suffix = format!(" at line {} column {}", e.line(), e.column());
-                m.strip_suffix(&suffix).unwrap_or(&m).to_string()
-            },
-        })?;
+        let root = parse_json(text)?;
         let (v, b) = parse_terms(&root, &TERMS, "xiangqi")?;
+        // The Jieqi part is not in a Xiangqi file: keep the embedded one (or the one already
+        // loaded, see `load_jieqi`).
+        let (jv, jb) = match DEFAULT_JIEQI.get() {
+            Some(d) => (d.0.clone(), d.1.clone()),
+            None => {
+                let root: Value = serde_json::from_str(JIEQI_DEFAULT_JSON).map_err(|e| {
+                    ParamsError::Invalid(format!("embedded params/jieqi.json: {e}"))
+                })?;
+                let d = parse_terms(&root, &JIEQI_TERMS, "jieqi")?;
+                let _ = DEFAULT_JIEQI.set(d.clone());
+                d
+            }
+        };
         let mut values = Box::new([0i32; NFLAT]);
         values.copy_from_slice(&v);
         let mut bounds = Box::new(
@@ -568,25 +662,77 @@ impl EvalParams {
             }; NFLAT],
         );
         bounds.copy_from_slice(&b);
-        Ok(EvalParams::from_parts(values, bounds))
+        Ok(EvalParams::from_parts(values, bounds, jv, jb))
     }
 
-    /// A stable 64-bit hash of the values (FNV-1a; recorded in PGN headers).
+    /// Replaces the Jieqi part with a Jieqi params file (`params/jieqi.json` format, `"variant":
+    /// "jieqi"`); errors name the offending key. The Xiangqi part is kept.
+    pub fn load_jieqi(&mut self, path: &Path) -> Result<(), ParamsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ParamsError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        self.set_jieqi_json_str(&text)
+    }
+
+    /// Replaces the Jieqi part with a Jieqi params text (see [`EvalParams::load_jieqi`]).
+    pub fn set_jieqi_json_str(&mut self, text: &str) -> Result<(), ParamsError> {
+        let root = parse_json(text)?;
+        let (v, b) = parse_terms(&root, &JIEQI_TERMS, "jieqi")?;
+        self.jieqi.values = v;
+        self.jieqi.bounds = b;
+        self.rebuild();
+        Ok(())
+    }
+
+    /// A copy whose Jieqi positions are scored with (`true`, the default) or without the Jieqi
+    /// terms (`false`: the Xiangqi terms over the visible kinds, dark pieces as the kind of
+    /// their square; the baseline `xqtune match --b-xiangqi-eval-in-jieqi` plays).
+    pub fn with_jieqi_terms(&self, enabled: bool) -> EvalParams {
+        let mut p = self.clone();
+        p.jieqi.enabled = enabled;
+        p
+    }
+
+    /// Whether Jieqi positions are scored with the Jieqi terms (see
+    /// [`EvalParams::with_jieqi_terms`]).
+    pub fn jieqi_terms_enabled(&self) -> bool {
+        self.jieqi.enabled
+    }
+
+    /// The Jieqi part in its file format (same format `load_jieqi` reads).
+    pub fn jieqi_to_json_string(&self) -> String {
+        write_terms(
+            &JIEQI_TERMS,
+            &self.jieqi.values,
+            &self.jieqi.bounds,
+            "jieqi",
+            "xqtune Jieqi evaluation parameters, centipawns; format: params/README.md",
+        )
+    }
+
+    /// A stable 64-bit hash of the values, Jieqi part included (FNV-1a; recorded in PGN
+    /// headers).
     pub fn hash(&self) -> u64 {
         let mut h = 0xcbf2_9ce4_8422_2325u64;
-        for v in self.values.iter() {
+        for v in self.values.iter().chain(self.jieqi.values.iter()) {
             for b in v.to_le_bytes() {
                 h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
             }
+        }
+        if !self.jieqi.enabled {
+            h = (h ^ 0xff).wrapping_mul(0x0100_0000_01b3);
         }
         h
     }
 
     /// The flat view, in `to_vec` order.
     pub fn specs(&self) -> Vec<ParamSpec> {
+        let values = self.values.iter().chain(self.jieqi.values.iter());
+        let bounds = self.bounds.iter().chain(self.jieqi.bounds.iter());
         flat_names()
             .iter()
-            .zip(self.values.iter().zip(self.bounds.iter()))
+            .zip(values.zip(bounds))
             .map(|(name, (&value, b))| ParamSpec {
                 name: name.clone(),
                 value,
@@ -597,9 +743,11 @@ impl EvalParams {
             .collect()
     }
 
-    /// The genome / gradient vector.
+    /// The genome / gradient vector: the Xiangqi values, then the Jieqi values.
     pub fn to_vec(&self) -> Vec<i32> {
-        self.values.to_vec()
+        let mut v = self.values.to_vec();
+        v.extend_from_slice(&self.jieqi.values);
+        v
     }
 
     /// The inverse of `to_vec`; values are clamped to their bounds.
@@ -607,17 +755,30 @@ impl EvalParams {
     /// # Panics
     /// If `v` is not `to_vec().len()` long (a caller bug, not bad input).
     pub fn from_vec(&self, v: &[i32]) -> EvalParams {
-        assert_eq!(v.len(), NFLAT, "from_vec: wrong vector length");
+        assert_eq!(v.len(), NALL, "from_vec: wrong vector length");
         let mut values = self.values.clone();
-        for (i, x) in v.iter().enumerate() {
+        for (i, x) in v[..NFLAT].iter().enumerate() {
             values[i] = (*x).clamp(self.bounds[i].min, self.bounds[i].max);
         }
-        EvalParams::from_parts(values, self.bounds.clone())
+        let b = &self.jieqi.bounds;
+        let jv = v[NFLAT..]
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (*x).clamp(b[i].min, b[i].max))
+            .collect();
+        let mut p = EvalParams::from_parts(values, self.bounds.clone(), jv, b.clone());
+        p.jieqi.enabled = self.jieqi.enabled;
+        p
     }
 
     /// A copy with every value for which `keep(term)` is false set to zero (or the bound
     /// nearest zero, so the result stays inside its bounds).
-    fn zero_except(&self, keep: impl Fn(usize) -> bool) -> EvalParams {
+    /// The Jieqi part likewise by `keep_jieqi(term)` ([`JIEQI_TERMS`] ids).
+    fn zero_except(
+        &self,
+        keep: impl Fn(usize) -> bool,
+        keep_jieqi: impl Fn(usize) -> bool,
+    ) -> EvalParams {
         let mut values = self.values.clone();
         for (ti, term) in TERMS.iter().enumerate() {
             if keep(ti) {
@@ -627,18 +788,38 @@ impl EvalParams {
                 values[i] = 0.clamp(self.bounds[i].min, self.bounds[i].max);
             }
         }
-        EvalParams::from_parts(values, self.bounds.clone())
+        let mut jv = self.jieqi.values.clone();
+        for (ti, term) in JIEQI_TERMS.iter().enumerate() {
+            if keep_jieqi(ti) {
+                continue;
+            }
+            for i in JOFFSET[ti]..JOFFSET[ti] + term.shape.len() {
+                let b = self.jieqi.bounds[i];
+                jv[i] = 0.clamp(b.min, b.max);
+            }
+        }
+        let mut p =
+            EvalParams::from_parts(values, self.bounds.clone(), jv, self.jieqi.bounds.clone());
+        p.jieqi.enabled = self.jieqi.enabled;
+        p
     }
 
     /// Piece values kept, every other term zero (the baseline of the engine's measurements).
+    /// Jieqi: its piece values kept (dark pieces still worth their pool's average).
     pub fn material_only(&self) -> EvalParams {
-        self.zero_except(|ti| (id::MATERIAL..id::MATERIAL + 6).contains(&ti))
+        self.zero_except(
+            |ti| (id::MATERIAL..id::MATERIAL + 6).contains(&ti),
+            |ti| (jid::MATERIAL..jid::MATERIAL + 6).contains(&ti),
+        )
     }
 
     /// All position tables and mobility zero, piece values and the other terms kept: the
-    /// tuners' starting point.
+    /// tuners' starting point. Jieqi: its tables (dark squares included) zero too.
     pub fn flattened(&self) -> EvalParams {
-        self.zero_except(|ti| !(id::PST..=id::MOB_CANNON).contains(&ti))
+        self.zero_except(
+            |ti| !(id::PST..=id::MOB_CANNON).contains(&ti),
+            |ti| (jid::MATERIAL..jid::MATERIAL + 6).contains(&ti),
+        )
     }
 
     /// The full-board 9x10 table of `kind` in red's view (index `rank * 9 + file`), material
@@ -663,6 +844,20 @@ impl EvalParams {
 
 // ---------------------------------------------------------------------------------------------
 // JSON reading
+
+/// Parses JSON text; errors name line and column.
+fn parse_json(text: &str) -> Result<Value, ParamsError> {
+    serde_json::from_str(text).map_err(|e| ParamsError::Json {
+        line: e.line(),
+        column: e.column(),
+        message: {
+            // serde_json appends the position, which the error already names.
+            let m = e.to_string();
+            let suffix = format!(" at line {} column {}", e.line(), e.column());
+            m.strip_suffix(&suffix).unwrap_or(&m).to_string()
+        },
+    })
+}
 
 fn field<'a>(
     obj: &'a serde_json::Map<String, Value>,
@@ -841,12 +1036,12 @@ pub fn parse_terms(
                 }
                 int_array(v, &format!("{path}.v"), 2)?
             }
-            Shape::List(_) | Shape::Pst(_) => {
+            Shape::List(_) | Shape::Pst(_) | Shape::Board | Shape::Dark => {
                 let n = term.shape.len() / 2;
-                if let Shape::Pst(kind) = term.shape {
+                if let Some(squares) = term.shape.squares() {
                     only_fields(obj, path, &["squares", "mg", "eg", "min", "max", "step"])?;
                     if let Some(sq) = obj.get("squares") {
-                        check_squares(sq, kind, path)?;
+                        check_squares(sq, &squares, path)?;
                     }
                 } else {
                     only_fields(obj, path, &["mg", "eg", "min", "max", "step"])?;
@@ -876,8 +1071,8 @@ pub fn parse_terms(
 }
 
 /// The optional `squares` list of a table must name its squares in storage order.
-fn check_squares(v: &Value, kind: PieceType, path: &str) -> Result<(), ParamsError> {
-    let expected: Vec<String> = pst_squares(kind).iter().map(|s| s.to_string()).collect();
+fn check_squares(v: &Value, squares: &[Square], path: &str) -> Result<(), ParamsError> {
+    let expected: Vec<String> = squares.iter().map(|s| s.to_string()).collect();
     let wrong = || ParamsError::WrongSquares {
         key: format!("{path}.squares"),
         expected: expected.join(" "),
@@ -977,8 +1172,8 @@ pub fn write_terms(
                     list(1)
                 );
             }
-            Shape::Pst(kind) => {
-                let squares = pst_squares(kind);
+            Shape::Pst(_) | Shape::Board | Shape::Dark => {
+                let squares = term.shape.squares().unwrap_or_default();
                 let rows = table_rows(&squares);
                 let _ = write!(out, "{{\n{ind}  {bounds},\n{ind}  \"squares\": [");
                 for (ri, row) in rows.iter().enumerate() {

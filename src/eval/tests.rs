@@ -1,4 +1,5 @@
-use super::params::{DEFAULT_JSON, NFLAT, OFFSET, PST_LEN, id};
+use super::jieqi::NALL;
+use super::params::{DEFAULT_JSON, OFFSET, PST_LEN, id};
 use super::*;
 use crate::core::{PieceType, Position};
 use rand::{Rng, SeedableRng};
@@ -81,7 +82,7 @@ fn mirror_files(fen: &str) -> String {
 #[test]
 fn embedded_defaults_load_and_are_canonical() {
     let p = EvalParams::default();
-    assert_eq!(p.to_vec().len(), NFLAT);
+    assert_eq!(p.to_vec().len(), NALL);
     // The file is written exactly as `to_json_string` writes it (regenerate it with
     // `xqtune eval --print-params > params/xiangqi.json` after editing).
     assert_eq!(p.to_json_string(), DEFAULT_JSON);
@@ -235,16 +236,28 @@ fn json_round_trip() {
         .map(|s| rng.gen_range(s.min..=s.max))
         .collect();
     let q = p.from_vec(&v);
+    // A Xiangqi file carries the Xiangqi part; the Jieqi part comes from its own file.
+    let mut r = EvalParams::from_json_str(&q.to_json_string()).expect("parses");
+    let n = super::params::NFLAT;
+    assert_eq!(r.to_vec()[..n], q.to_vec()[..n]);
     assert_eq!(
-        EvalParams::from_json_str(&q.to_json_string()).expect("parses"),
-        q
+        r.to_vec()[n..],
+        p.to_vec()[n..],
+        "Jieqi part: the embedded default"
     );
+    r.set_jieqi_json_str(&q.jieqi_to_json_string())
+        .expect("parses");
+    assert_eq!(r, q);
     // Loading from a file.
     let dir = std::env::temp_dir().join(format!("xqtune-eval-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("p.json");
     std::fs::write(&path, q.to_json_string()).expect("write");
-    assert_eq!(EvalParams::load(&path).expect("loads"), q);
+    let jpath = dir.join("j.json");
+    std::fs::write(&jpath, q.jieqi_to_json_string()).expect("write");
+    let mut r = EvalParams::load(&path).expect("loads");
+    r.load_jieqi(&jpath).expect("loads");
+    assert_eq!(r, q);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -253,7 +266,7 @@ fn material_only_and_flattened() {
     let p = EvalParams::default();
     let m = p.material_only();
     for s in m.specs() {
-        if s.name.starts_with("material.") {
+        if s.name.starts_with("material.") || s.name.starts_with("jieqi.material.") {
             assert_eq!(
                 s.value,
                 p.specs()
@@ -269,7 +282,10 @@ fn material_only_and_flattened() {
     assert_eq!(evaluate(&Position::startpos(), &m), 0);
     let f = p.flattened();
     for (s, d) in f.specs().iter().zip(p.specs()) {
-        if s.name.starts_with("pst.") || s.name.starts_with("mobility.") {
+        if ["pst.", "mobility.", "jieqi.pst.", "jieqi.dark."]
+            .iter()
+            .any(|p| s.name.starts_with(p))
+        {
             assert_eq!(s.value, 0, "{}", s.name);
         } else {
             assert_eq!(s.value, d.value, "{}", s.name);

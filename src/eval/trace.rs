@@ -6,7 +6,8 @@
 //! parameter, how many times it was added (red's point of view). The Texel tuner then needs no
 //! re-evaluation per step: `eval = round(sum(coeff * param))`.
 
-use super::params::{NFLAT, PART, Part};
+use super::jieqi::{DARK_SCALE, NALL};
+use super::params::{Part, part};
 use super::score::PHASE_MAX;
 
 /// Receives the evaluation's parameter uses.
@@ -20,6 +21,15 @@ pub trait Tracer {
     fn add_s(&mut self, index: usize, n: i32) {
         self.add(index, n);
         self.add(index + 1, n);
+    }
+    /// Flat parameter `index` was added `n / DARK_SCALE` times: the fractional uses of the
+    /// Jieqi piece values in a dark piece's pool average.
+    fn add_frac(&mut self, index: usize, n: i64);
+    /// A tapered pair at `index`, `index + 1` was added `n / DARK_SCALE` times.
+    #[inline(always)]
+    fn add_frac_s(&mut self, index: usize, n: i64) {
+        self.add_frac(index, n);
+        self.add_frac(index + 1, n);
     }
     /// The game phase the middlegame and endgame values were blended at.
     fn phase(&mut self, phase: i32);
@@ -35,19 +45,26 @@ impl Tracer for NoTrace {
     #[inline(always)]
     fn add_s(&mut self, _: usize, _: i32) {}
     #[inline(always)]
+    fn add_frac(&mut self, _: usize, _: i64) {}
+    #[inline(always)]
+    fn add_frac_s(&mut self, _: usize, _: i64) {}
+    #[inline(always)]
     fn phase(&mut self, _: i32) {}
 }
 
 /// Counts parameter uses densely; [`CoeffTracer::finish`] turns them into a sparse [`Trace`].
 pub struct CoeffTracer {
     counts: Vec<i32>,
+    /// Fractional uses in units of `1 / DARK_SCALE` (Jieqi dark pieces' pool average).
+    frac: Vec<i64>,
     phase: i32,
 }
 
 impl Default for CoeffTracer {
     fn default() -> Self {
         CoeffTracer {
-            counts: vec![0; NFLAT],
+            counts: vec![0; NALL],
+            frac: vec![0; NALL],
             phase: PHASE_MAX,
         }
     }
@@ -59,15 +76,25 @@ impl Tracer for CoeffTracer {
     fn add(&mut self, index: usize, n: i32) {
         self.counts[index] += n;
     }
+    #[inline]
+    fn add_frac(&mut self, index: usize, n: i64) {
+        self.frac[index] += n;
+    }
     fn phase(&mut self, phase: i32) {
         self.phase = phase;
     }
 }
 
 impl CoeffTracer {
-    /// The raw (untapered) counts, one per flat parameter.
+    /// The raw (untapered) whole counts, one per flat parameter (Jieqi's fractional pool
+    /// uses are in [`CoeffTracer::frac_counts`]).
     pub fn counts(&self) -> &[i32] {
         &self.counts
+    }
+
+    /// The fractional uses, in units of `1 / DARK_SCALE`, one per flat parameter.
+    pub fn frac_counts(&self) -> &[i64] {
+        &self.frac
     }
 
     /// The phase recorded by the evaluation.
@@ -81,21 +108,24 @@ impl CoeffTracer {
     }
 
     /// The sparse trace: middlegame counts weighted by `phase / 16`, endgame counts by
-    /// `(16 - phase) / 16` (exact binary fractions), plain counts as they are.
+    /// `(16 - phase) / 16`, plain counts as they are. Every coefficient is a binary fraction
+    /// `k / (16 * DARK_SCALE)` with `|k| < 2^24`, so `f32` holds it exactly and the dot product
+    /// in `f64` reproduces the rounded evaluation exactly.
     pub fn finish(&self) -> Trace {
-        let mg = self.phase as f32 / PHASE_MAX as f32;
-        let eg = (PHASE_MAX - self.phase) as f32 / PHASE_MAX as f32;
+        let mg = self.phase as f64 / PHASE_MAX as f64;
+        let eg = (PHASE_MAX - self.phase) as f64 / PHASE_MAX as f64;
         let coeffs = self
             .counts
             .iter()
+            .zip(self.frac.iter())
             .enumerate()
-            .filter_map(|(i, &n)| {
-                let w = match PART[i] {
+            .filter_map(|(i, (&n, &f))| {
+                let w = match part(i) {
                     Part::Plain => 1.0,
                     Part::Mg => mg,
                     Part::Eg => eg,
                 };
-                let c = n as f32 * w;
+                let c = ((n as f64 + f as f64 / DARK_SCALE as f64) * w) as f32;
                 (c != 0.0).then_some((i as u32, c))
             })
             .collect();
@@ -130,7 +160,7 @@ impl Trace {
 /// The weight of flat value `i` at `phase`: `phase / 16` for middlegame values,
 /// `(16 - phase) / 16` for endgame values, 1 for plain values.
 pub fn phase_weight(i: usize, phase: i32) -> f64 {
-    match PART[i] {
+    match part(i) {
         Part::Plain => 1.0,
         Part::Mg => phase as f64 / PHASE_MAX as f64,
         Part::Eg => (PHASE_MAX - phase) as f64 / PHASE_MAX as f64,
@@ -141,15 +171,26 @@ pub fn phase_weight(i: usize, phase: i32) -> f64 {
 /// (`xqtune eval --trace`); in [`CoeffTracer`] they cancel.
 pub struct SideTracer {
     pub by_side: [Vec<i32>; 2],
+    /// Fractional uses (units of `1 / DARK_SCALE`) by side: Jieqi dark pieces' pool average.
+    pub frac_by_side: [Vec<i64>; 2],
     pub phase: i32,
 }
 
 impl Default for SideTracer {
     fn default() -> Self {
         SideTracer {
-            by_side: [vec![0; NFLAT], vec![0; NFLAT]],
+            by_side: [vec![0; NALL], vec![0; NALL]],
+            frac_by_side: [vec![0; NALL], vec![0; NALL]],
             phase: PHASE_MAX,
         }
+    }
+}
+
+impl SideTracer {
+    /// The uses of flat value `i` by `side` (0 red, 1 black; negative for black), fractions
+    /// included.
+    pub fn uses(&self, side: usize, i: usize) -> f64 {
+        self.by_side[side][i] as f64 + self.frac_by_side[side][i] as f64 / DARK_SCALE as f64
     }
 }
 
@@ -157,6 +198,9 @@ impl Tracer for SideTracer {
     const ACTIVE: bool = true;
     fn add(&mut self, index: usize, n: i32) {
         self.by_side[(n < 0) as usize][index] += n;
+    }
+    fn add_frac(&mut self, index: usize, n: i64) {
+        self.frac_by_side[(n < 0) as usize][index] += n;
     }
     fn phase(&mut self, phase: i32) {
         self.phase = phase;

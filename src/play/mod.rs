@@ -197,6 +197,10 @@ pub struct MatchArgs {
     /// searching the reveals (the baseline of the chance-node measurement).
     #[arg(long)]
     pub b_no_reveal_search: bool,
+    /// Engine B scores Jieqi positions with the Xiangqi terms (dark pieces as the kind of their
+    /// square), as before `params/jieqi.json`: the baseline of the Jieqi evaluation.
+    #[arg(long)]
+    pub b_xiangqi_eval_in_jieqi: bool,
     /// Draw adjudication `movenumber=40,movecount=8,score=10` (off by default).
     #[arg(long)]
     pub draw_adjudication: Option<String>,
@@ -344,6 +348,15 @@ pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig
                 }
             }
             Engine::External(_) => bail!("--b-no-reveal-search needs an in-process engine B"),
+        }
+    }
+    if args.b_xiangqi_eval_in_jieqi {
+        match &mut b {
+            Engine::Internal(c) => {
+                c.eval = Arc::new(c.eval.with_jieqi_terms(false));
+                c.name.push_str("-xqeval");
+            }
+            Engine::External(_) => bail!("--b-xiangqi-eval-in-jieqi needs an in-process engine B"),
         }
     }
     let tc = match &args.tc {

@@ -1,0 +1,301 @@
+//! The Jieqi evaluation: its own piece values and tables (`params/jieqi.json`), the value of a
+//! dark piece as its pool's average, and the Xiangqi terms that keep their meaning.
+//!
+//! In Jieqi the pieces start face down on shuffled squares, so the Xiangqi material and tables
+//! do not fit: a revealed advisor or elephant may leave the palace or cross the river (it
+//! gains mobility and loses its defensive role, so it is worth more than in Xiangqi), a
+//! revealed pawn may stand anywhere (even on the back rank), and a dark piece is worth what it
+//! may turn out to be. The terms:
+//!
+//! - `material.<kind>`: Jieqi piece values (tapered), for revealed pieces and the pool average;
+//! - `pst.advisor`, `pst.elephant`, `pst.pawn`: whole-board tables (half-width, mirrored);
+//! - `dark.pst`: a position value for each of the 15 dark starting squares (red's view).
+//!
+//! A dark piece of colour `c` is worth `sum(pool_count(c, k) * material[k]) / pool_total(c)`
+//! plus `dark.pst[square]` (the expected value over the identities it may have, as the chance
+//! node of the search takes it; the strongest Jieqi engines score hidden pieces the same way).
+//! The king, horse, rook and cannon tables and every other term (tempo, mobility, king safety,
+//! cannon lines, rook files, connected pawns, threats, coordination) are shared with the
+//! Xiangqi parameters, dark pieces counting there as the kind they move as.
+//!
+//! **Exact trace.** The pool average is linear in the piece values with coefficients
+//! `count / total`, which binary floating point cannot hold (1/3, 1/5, ...). The weights are
+//! therefore quantised: the `n` dark pieces of a side get the weights `m_k / DARK_SCALE`
+//! (`DARK_SCALE` = 4096, `m_k ~ n * 4096 * count_k / total`) by the largest-remainder method, so
+//! that they add up to exactly `n` and are exact when the total divides `n * 4096` (always when
+//! no dark piece was captured unseen); the error is below `sum |value| / 4096`, under one
+//! centipawn for the whole side. The evaluation computes
+//! `round((mg * phase + eg * (16 - phase)) / (16 * DARK_SCALE))` in integers and the trace
+//! records the same binary fractions, so `trace . params == evaluation` exactly.
+
+use super::evaluate::{phase, shared_terms};
+use super::params::{
+    DARK_SLOT, EvalParams, NFLAT, NO_SLOT, PST_SLOT, Part, Shape, TermDef, pst_flat,
+};
+use super::score::{PHASE_MAX, S};
+use super::trace::Tracer;
+use crate::core::attacks::Squares;
+use crate::core::{Color, PieceType, Position, Square};
+
+/// The denominator of a dark piece's quantised pool weights (a power of two: see the module
+/// documentation).
+pub const DARK_SCALE: i64 = 4096;
+
+const fn t(name: &'static str, shape: Shape, doc: &'static str) -> TermDef {
+    TermDef { name, shape, doc }
+}
+
+/// Jieqi term ids: indices into [`JIEQI_TERMS`].
+pub mod jid {
+    /// Six terms, advisor..pawn (`kind.index() - 1`).
+    pub const MATERIAL: usize = 0;
+    pub const PST_ADVISOR: usize = 6;
+    pub const PST_ELEPHANT: usize = 7;
+    pub const PST_PAWN: usize = 8;
+    pub const DARK: usize = 9;
+}
+
+/// The Jieqi schema, in file order; flat names are these prefixed `jieqi.`.
+pub const JIEQI_TERMS: [TermDef; 10] = [
+    t("material.advisor", Shape::Tapered, "revealed advisor value"),
+    t(
+        "material.elephant",
+        Shape::Tapered,
+        "revealed elephant value",
+    ),
+    t("material.horse", Shape::Tapered, "revealed horse value"),
+    t("material.rook", Shape::Tapered, "revealed rook value"),
+    t("material.cannon", Shape::Tapered, "revealed cannon value"),
+    t("material.pawn", Shape::Tapered, "revealed pawn value"),
+    t("pst.advisor", Shape::Board, "revealed advisor position"),
+    t("pst.elephant", Shape::Board, "revealed elephant position"),
+    t("pst.pawn", Shape::Board, "revealed pawn position"),
+    t(
+        "dark.pst",
+        Shape::Dark,
+        "dark piece on its starting square (added to its pool's average value)",
+    ),
+];
+
+const NJ: usize = JIEQI_TERMS.len();
+
+/// Offset of each Jieqi term within the Jieqi part (add [`NFLAT`] for the whole flat view).
+pub const JOFFSET: [usize; NJ] = {
+    let mut o = [0; NJ];
+    let mut acc = 0;
+    let mut i = 0;
+    while i < NJ {
+        o[i] = acc;
+        acc += JIEQI_TERMS[i].shape.len();
+        i += 1;
+    }
+    o
+};
+
+/// Number of Jieqi flat values.
+pub const JNFLAT: usize = JOFFSET[NJ - 1] + JIEQI_TERMS[NJ - 1].shape.len();
+
+/// Length of the whole flat view (`to_vec`): Xiangqi values, then Jieqi values.
+pub const NALL: usize = NFLAT + JNFLAT;
+
+/// Phase part of each Jieqi flat value (all Jieqi terms are tapered).
+pub const JPART: [Part; JNFLAT] = {
+    let mut p = [Part::Mg; JNFLAT];
+    let mut i = 1;
+    while i < JNFLAT {
+        p[i] = Part::Eg;
+        i += 2;
+    }
+    p
+};
+
+/// The embedded default Jieqi parameters (`params/jieqi.json`).
+pub const JIEQI_DEFAULT_JSON: &str = include_str!("../../params/jieqi.json");
+
+/// Flat index (whole view) of a Jieqi term's first value.
+#[inline(always)]
+const fn jflat(term: usize) -> usize {
+    NFLAT + JOFFSET[term]
+}
+
+/// Flat index (whole view) of the middlegame table entry of a revealed `kind` on red-relative
+/// square `rs`, if it has one.
+#[inline(always)]
+fn table_flat(kind: PieceType, rs: usize) -> Option<usize> {
+    let board_slot = PST_SLOT[PieceType::Rook.index()][rs] as usize;
+    match kind {
+        PieceType::Advisor => Some(jflat(jid::PST_ADVISOR) + 2 * board_slot),
+        PieceType::Elephant => Some(jflat(jid::PST_ELEPHANT) + 2 * board_slot),
+        PieceType::Pawn => Some(jflat(jid::PST_PAWN) + 2 * board_slot),
+        _ => {
+            let slot = PST_SLOT[kind.index()][rs];
+            (slot != NO_SLOT).then(|| pst_flat(kind, slot))
+        }
+    }
+}
+
+/// Recomputes the Jieqi lookup tables of `p` from its values (called by `EvalParams::rebuild`).
+pub(crate) fn rebuild(p: &mut EvalParams) {
+    let value = |p: &EvalParams, i: usize| -> S {
+        if i < NFLAT {
+            p.s(i)
+        } else {
+            S(p.jieqi.values[i - NFLAT], p.jieqi.values[i - NFLAT + 1])
+        }
+    };
+    for kind in PieceType::ALL {
+        let k = kind.index();
+        let material = if kind == PieceType::King {
+            S::ZERO
+        } else {
+            value(p, jflat(jid::MATERIAL + k - 1))
+        };
+        for sq in 0..90 {
+            let table = table_flat(kind, sq).map_or(S::ZERO, |i| value(p, i));
+            let v = material + table;
+            p.jieqi.psq[k][sq] = v;
+            p.jieqi.psq[7 + k][Square(sq as u8).flip_rank().index()] = -v;
+        }
+    }
+    for sq in 0..90 {
+        let slot = DARK_SLOT[sq];
+        let v = if slot == NO_SLOT {
+            S::ZERO
+        } else {
+            value(p, jflat(jid::DARK) + 2 * slot as usize)
+        };
+        p.jieqi.dark[0][sq] = v;
+        p.jieqi.dark[1][Square(sq as u8).flip_rank().index()] = -v;
+    }
+}
+
+/// The quantised pool weights of `n` dark pieces of `color`, indexed by kind:
+/// `m_k ~ n * DARK_SCALE * count_k / total` by the largest-remainder method (they add up to
+/// `n * DARK_SCALE`; remainder ties go to the lower kind index), all zero for an empty pool.
+/// Exact when `total` divides `n * DARK_SCALE` (e.g. every dark piece still on the board).
+pub fn pool_weights(pos: &Position, color: Color, n: u32) -> [i64; 7] {
+    let total = pos.pool_total(color) as i64;
+    let mut w = [0i64; 7];
+    if total == 0 {
+        return w;
+    }
+    let scale = n as i64 * DARK_SCALE;
+    let mut rem = [0i64; 7];
+    let mut left = scale;
+    for kind in PieceType::ALL {
+        let k = kind.index();
+        let c = pos.pool_count(color, kind) as i64;
+        w[k] = scale * c / total;
+        rem[k] = scale * c % total;
+        left -= w[k];
+    }
+    while left > 0 {
+        // at most 6 rounds: each remainder is below `total` and they add up to `left * total`
+        let mut best = 0;
+        for k in 1..7 {
+            if rem[k] > rem[best] {
+                best = k;
+            }
+        }
+        w[best] += 1;
+        rem[best] = -1;
+        left -= 1;
+    }
+    w
+}
+
+/// The value of one dark piece of `color` (alone on the board) before its square's `dark.pst` entry, as the
+/// evaluation uses it: `(mg, eg)` in centipawns (the quantised pool average; exactly
+/// `sum(count * value) / total` when `total` divides [`DARK_SCALE`]).
+pub fn dark_piece_value(pos: &Position, params: &EvalParams, color: Color) -> (f64, f64) {
+    let w = pool_weights(pos, color, 1);
+    let (mut mg, mut eg) = (0i64, 0i64);
+    for (k, &m) in w.iter().enumerate().skip(1) {
+        let off = JOFFSET[jid::MATERIAL + k - 1];
+        mg += m * params.jieqi.values[off] as i64;
+        eg += m * params.jieqi.values[off + 1] as i64;
+    }
+    (mg as f64 / DARK_SCALE as f64, eg as f64 / DARK_SCALE as f64)
+}
+
+/// `n / d` rounded to nearest, halves away from zero (`d > 0`), as `f64::round` does.
+#[inline(always)]
+fn round_div(n: i64, d: i64) -> i64 {
+    if n >= 0 {
+        (2 * n + d) / (2 * d)
+    } else {
+        -((-2 * n + d) / (2 * d))
+    }
+}
+
+/// The Jieqi evaluation from red's point of view, in centipawns.
+#[inline]
+pub(crate) fn eval_red_jieqi<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> i32 {
+    let occ = pos.occupied();
+    let dark = pos.dark();
+    let mut acc = S::ZERO;
+    let mut n_dark = [0i64; 2];
+
+    for s in Squares(occ) {
+        let code = pos.board[s] as usize - 1;
+        let side = (code >= 7) as usize;
+        let (sign, rs) = if side == 0 {
+            (1, s)
+        } else {
+            (-1, (9 - s / 9) * 9 + s % 9)
+        };
+        if dark & (1u128 << s) != 0 {
+            acc += p.jieqi.dark[side][s];
+            n_dark[side] += 1;
+            let slot = DARK_SLOT[rs];
+            if T::ACTIVE && slot != NO_SLOT {
+                t.add_s(jflat(jid::DARK) + 2 * slot as usize, sign);
+            }
+        } else {
+            acc += p.jieqi.psq[code][s];
+            if T::ACTIVE {
+                let kind = PieceType::from_index(code % 7);
+                if kind != PieceType::King {
+                    t.add_s(jflat(jid::MATERIAL + kind.index() - 1), sign);
+                }
+                if let Some(i) = table_flat(kind, rs) {
+                    t.add_s(i, sign);
+                }
+            }
+        }
+    }
+
+    // Dark pieces: their pool's average, in units of 1 / DARK_SCALE.
+    let (mut mg, mut eg) = (0i64, 0i64);
+    for c in Color::ALL {
+        let n = n_dark[c.index()];
+        if n == 0 {
+            continue;
+        }
+        let w = pool_weights(pos, c, n as u32);
+        for (k, &m) in w.iter().enumerate().skip(1) {
+            if m == 0 {
+                continue;
+            }
+            let off = JOFFSET[jid::MATERIAL + k - 1];
+            let uses = m * c.sign() as i64;
+            mg += uses * p.jieqi.values[off] as i64;
+            eg += uses * p.jieqi.values[off + 1] as i64;
+            t.add_frac_s(NFLAT + off, uses);
+        }
+    }
+
+    shared_terms(pos, p, &mut acc, t);
+
+    let ph = phase(pos);
+    t.phase(ph);
+    let mg = acc.0 as i64 * DARK_SCALE + mg;
+    let eg = acc.1 as i64 * DARK_SCALE + eg;
+    let ph64 = ph as i64;
+    let max = PHASE_MAX as i64;
+    round_div(mg * ph64 + eg * (max - ph64), max * DARK_SCALE) as i32
+}
+
+#[cfg(test)]
+#[path = "jieqi_tests.rs"]
+mod tests;

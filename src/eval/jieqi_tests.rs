@@ -1,0 +1,413 @@
+//! Tests of the Jieqi evaluation: exact trace, file format and errors, the dark-piece value,
+//! colour symmetry and the dispatch on the variant.
+
+use super::*;
+use crate::core::jieqi::{Arbiter, CaptureReveal};
+use crate::core::{Color, PieceType, Position};
+use crate::eval::params::{NFLAT, ParamsError};
+use crate::eval::{EvalParams, evaluate, evaluate_red, trace};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Positions of random Jieqi games from seeded deals: the arbiter's truth (hidden field known)
+/// and both players' views (pools that include pieces captured unseen), every third ply.
+fn jieqi_positions() -> Vec<Position> {
+    let mut out = Vec::new();
+    let rules = [
+        CaptureReveal::Capturer,
+        CaptureReveal::Nobody,
+        CaptureReveal::Both,
+    ];
+    for seed in 0..12u64 {
+        let mut arb = Arbiter::from_seed(seed, rules[seed as usize % 3]);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x9e37);
+        for ply in 0..90 {
+            if arb.outcome().is_some() {
+                break;
+            }
+            let moves = arb.truth().legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            let m = moves.as_slice()[rng.gen_range(0..moves.len())];
+            arb.play(m).expect("a legal move of the truth");
+            if ply % 3 == 2 {
+                out.push(arb.truth().clone());
+                out.push(arb.view(Color::Red).clone());
+                out.push(arb.view(Color::Black).clone());
+            }
+        }
+    }
+    out.push(Position::jieqi_startpos());
+    out.push(Position::bright_jieqi_startpos());
+    out
+}
+
+/// Random parameter sets inside the bounds, after the defaults.
+fn param_sets(seed: u64, n: usize) -> Vec<EvalParams> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let default = EvalParams::default();
+    let mut sets = vec![default.clone()];
+    for _ in 0..n {
+        let v: Vec<i32> = default
+            .specs()
+            .iter()
+            .map(|s| rng.gen_range(s.min..=s.max))
+            .collect();
+        sets.push(default.from_vec(&v));
+    }
+    sets
+}
+
+#[test]
+fn trace_dot_params_equals_jieqi_evaluation() {
+    let positions = jieqi_positions();
+    assert!(positions.len() > 300, "{} positions", positions.len());
+    // Pools with pieces captured unseen (total not dividing the dark count) are covered.
+    assert!(positions.iter().any(|p| {
+        Color::ALL
+            .iter()
+            .any(|&c| p.dark_count(c) > 0 && p.pool_total(c) > p.dark_count(c))
+    }));
+    for params in &param_sets(21, 3) {
+        let values = params.to_vec();
+        for pos in &positions {
+            let tr = trace(pos, params);
+            let red = evaluate_red(pos, params);
+            let dot = tr.dot(&values);
+            assert_eq!(dot.round() as i32, red, "{}: dot {dot}", pos.to_fen());
+            // Every coefficient is a binary fraction k / 2^16 (16 phases x DARK_SCALE): the
+            // dot product in f64 is exact.
+            for &(i, c) in &tr.coeffs {
+                let k = c as f64 * (16 * DARK_SCALE) as f64;
+                assert_eq!(k.fract(), 0.0, "coefficient {i} = {c} in {}", pos.to_fen());
+            }
+            assert_eq!(evaluate(pos, params), red * pos.side_to_move().sign());
+        }
+    }
+}
+
+#[test]
+fn jieqi_terms_are_used_only_by_jieqi_positions() {
+    let p = EvalParams::default();
+    let n = NFLAT;
+    let xq = Position::startpos();
+    assert!(
+        trace(&xq, &p).coeffs.iter().all(|&(i, _)| (i as usize) < n),
+        "a Xiangqi position uses no jieqi.* value"
+    );
+    let jq = Position::from_fen("3k5/9/9/9/9/9/9/9/9/X3K4 w R1N1P2 0 1").expect("valid");
+    let tr = trace(&jq, &p);
+    let specs = p.specs();
+    let used = |name: &str| {
+        tr.coeffs
+            .iter()
+            .any(|&(i, _)| specs[i as usize].name == name)
+    };
+    assert!(used("jieqi.material.rook.mg") && used("jieqi.material.pawn.eg"));
+    assert!(used("jieqi.dark.pst.a0.mg") && !used("pst.rook.a0.mg"));
+    // No Xiangqi material or advisor table value for a dark piece.
+    for &(i, _) in &tr.coeffs {
+        let name = &specs[i as usize].name;
+        assert!(
+            !name.starts_with("material.") && !name.starts_with("pst.advisor"),
+            "{name}"
+        );
+    }
+    // A revealed advisor across the river is valued by the Jieqi terms.
+    let fen = "3k5/9/9/4A4/9/9/9/9/9/4K4 w - 0 1";
+    let pos = Position::from_fen_variant(fen, crate::core::Variant::Jieqi).expect("valid");
+    let mut v = p.to_vec();
+    let adv = specs
+        .iter()
+        .position(|s| s.name == "jieqi.material.advisor.mg")
+        .expect("named");
+    v[adv] += 40;
+    v[adv + 1] += 40;
+    let q = p.from_vec(&v);
+    assert_eq!(evaluate_red(&pos, &q), evaluate_red(&pos, &p) + 40);
+    let e6 = specs
+        .iter()
+        .position(|s| s.name == "jieqi.pst.advisor.e6.eg")
+        .expect("advisor table covers e6");
+    let mut w = p.to_vec();
+    w[e6] += 32;
+    // phase 0: the endgame value counts in full
+    assert_eq!(
+        evaluate_red(&pos, &p.from_vec(&w)),
+        evaluate_red(&pos, &p) + 32
+    );
+    // The same value change leaves every Xiangqi evaluation alone.
+    for fen in [
+        crate::core::START_FEN,
+        "3k5/9/9/9/9/9/9/9/4A4/4K4 w - - 0 1",
+    ] {
+        let x = Position::from_fen(fen).expect("valid");
+        assert_eq!(evaluate_red(&x, &q), evaluate_red(&x, &p));
+    }
+}
+
+#[test]
+fn dark_value_is_the_pool_average() {
+    let p = EvalParams::default();
+    let specs = p.specs();
+    let val = |name: &str| -> f64 {
+        specs
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.value as f64)
+            .expect("named")
+    };
+    let kinds = [
+        ("rook", 1.0),
+        ("horse", 1.0),
+        ("pawn", 2.0),
+        ("advisor", 0.0),
+        ("elephant", 0.0),
+        ("cannon", 0.0),
+    ];
+    let hand = |phase: &str| -> f64 {
+        kinds
+            .iter()
+            .map(|(k, c)| c * val(&format!("jieqi.material.{k}.{phase}")))
+            .sum::<f64>()
+            / 4.0
+    };
+    // One red dark piece on a0 (moves as a rook); red's pool R N P P (a total of 4, held
+    // exactly): it is worth (R + N + 2P) / 4.
+    let pos = Position::from_fen("3k5/9/9/9/9/9/9/9/9/X3K4 w R1N1P2 0 1").expect("valid");
+    assert_eq!(pos.variant(), crate::core::Variant::Jieqi);
+    let (mg, eg) = dark_piece_value(&pos, &p, Color::Red);
+    assert_eq!((mg, eg), (hand("mg"), hand("eg")));
+    // With material only, the evaluation is that value (plus dark.pst, zero there) tapered at
+    // the phase of one rook-square piece.
+    let m = p.material_only();
+    let (mg, eg) = dark_piece_value(&pos, &m, Color::Red);
+    let ph = phase(&pos) as f64;
+    assert_eq!(ph, 2.0);
+    let expect = ((mg * ph + eg * (16.0 - ph)) / 16.0).round() as i32;
+    assert_eq!(evaluate_red(&pos, &m), expect);
+    // Black's identical piece and pool mirror it exactly.
+    let black = Position::from_fen("x3k4/9/9/9/9/9/9/9/9/3K5 b r1n1p2 0 1").expect("valid");
+    assert_eq!(evaluate_red(&black, &m), -expect);
+    // A pool of 3 (not a binary fraction): within the quantisation error of the weights.
+    let pos = Position::from_fen("3k5/9/9/9/9/9/9/9/9/X3K4 w R1N1P1 0 1").expect("valid");
+    let (mg, _) = dark_piece_value(&pos, &p, Color::Red);
+    let exact = (val("jieqi.material.rook.mg")
+        + val("jieqi.material.horse.mg")
+        + val("jieqi.material.pawn.mg"))
+        / 3.0;
+    assert!(
+        (mg - exact).abs() < 3.0 * 1200.0 / DARK_SCALE as f64,
+        "{mg} vs {exact}"
+    );
+    let w = pool_weights(&pos, Color::Red, 1);
+    assert_eq!(w.iter().sum::<i64>(), DARK_SCALE);
+    assert_eq!(
+        pool_weights(&pos, Color::Red, 3)[PieceType::Rook.index()],
+        DARK_SCALE
+    );
+}
+
+#[test]
+fn dark_square_values_apply_by_square_and_colour() {
+    let p = EvalParams::default();
+    let specs = p.specs();
+    let b2 = specs
+        .iter()
+        .position(|s| s.name == "jieqi.dark.pst.b2.mg")
+        .expect("b2 is a dark starting square");
+    let mut v = p.to_vec();
+    v[b2] += 16;
+    v[b2 + 1] += 16;
+    let q = p.from_vec(&v);
+    // Red dark piece on b2, black's on b7 (its mirror): both see the change.
+    let red = Position::from_fen("3k5/9/9/9/9/9/9/1X7/9/4K4 w C1 0 1").expect("valid");
+    assert_eq!(evaluate_red(&red, &q), evaluate_red(&red, &p) + 16);
+    let black = Position::from_fen("3k5/9/1x7/9/9/9/9/9/9/4K4 w c1 0 1").expect("valid");
+    assert_eq!(evaluate_red(&black, &q), evaluate_red(&black, &p) - 16);
+}
+
+/// The colour mirror of a Jieqi FEN (board flipped, cases swapped, side to move swapped).
+fn mirror_jieqi(fen: &str) -> String {
+    let f: Vec<&str> = fen.split_whitespace().collect();
+    let swap = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_uppercase() {
+                    c.to_ascii_lowercase()
+                } else {
+                    c.to_ascii_uppercase()
+                }
+            })
+            .collect()
+    };
+    let board: Vec<String> = f[0].split('/').rev().map(swap).collect();
+    let side = if f[1] == "w" { "b" } else { "w" };
+    format!(
+        "{} {side} {} {} {}",
+        board.join("/"),
+        swap(f[2]),
+        f[3],
+        f[4]
+    )
+}
+
+#[test]
+fn colour_mirror_negates_jieqi_scores() {
+    let positions = jieqi_positions();
+    for params in &param_sets(5, 2) {
+        for pos in positions.iter().step_by(2) {
+            let fen = pos.without_hidden().to_fen();
+            let plain =
+                Position::from_fen_variant(&fen, crate::core::Variant::Jieqi).expect("valid view");
+            let red = evaluate_red(&plain, params);
+            assert_eq!(
+                evaluate_red(pos, params),
+                red,
+                "hidden field ignored: {fen}"
+            );
+            let m = mirror_jieqi(&fen);
+            let cm = Position::from_fen_variant(&m, crate::core::Variant::Jieqi)
+                .expect("mirrored FEN is valid");
+            assert_eq!(
+                evaluate_red(&cm, params),
+                -red,
+                "colour mirror of {fen}: {m}"
+            );
+        }
+    }
+}
+
+#[test]
+fn xiangqi_terms_baseline_for_jieqi() {
+    let p = EvalParams::default();
+    let old = p.with_jieqi_terms(false);
+    assert!(p.jieqi_terms_enabled() && !old.jieqi_terms_enabled());
+    assert_ne!(p.hash(), old.hash());
+    // Kept through the flat view.
+    assert!(!old.from_vec(&old.to_vec()).jieqi_terms_enabled());
+    let positions = jieqi_positions();
+    let mut differ = 0;
+    for pos in positions.iter().step_by(5) {
+        // The baseline is the Xiangqi evaluation over the visible kinds.
+        let mut t = crate::eval::NoTrace;
+        let xq = super::super::evaluate::eval_red(pos, &p, &mut t);
+        assert_eq!(evaluate_red(pos, &old), xq, "{}", pos.to_fen());
+        let tr = trace(pos, &old);
+        assert_eq!(tr.dot(&old.to_vec()).round() as i32, xq);
+        assert!(tr.coeffs.iter().all(|&(i, _)| (i as usize) < NFLAT));
+        differ += (evaluate_red(pos, &p) != xq) as usize;
+    }
+    assert!(differ > 0);
+    // Xiangqi positions are not affected.
+    let x = Position::startpos();
+    assert_eq!(evaluate_red(&x, &old), evaluate_red(&x, &p));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file format
+
+#[test]
+fn embedded_jieqi_file_is_canonical_and_round_trips() {
+    let p = EvalParams::default();
+    // Regenerate with `xqtune eval --print-jieqi-params > params/jieqi.json` after editing.
+    assert_eq!(p.jieqi_to_json_string(), JIEQI_DEFAULT_JSON);
+    let q = param_sets(9, 1).pop().expect("one set");
+    let mut r = EvalParams::default();
+    r.set_jieqi_json_str(&q.jieqi_to_json_string())
+        .expect("parses");
+    let n = NFLAT;
+    assert_eq!(r.to_vec()[n..], q.to_vec()[n..]);
+    assert_eq!(r.to_vec()[..n], p.to_vec()[..n]);
+    // Names and sizes of the flat view.
+    let specs = p.specs();
+    let jieqi: Vec<&str> = specs
+        .iter()
+        .filter(|s| s.name.starts_with("jieqi."))
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(jieqi.len(), 12 + 3 * 100 + 30);
+    assert!(jieqi.contains(&"jieqi.pst.pawn.a0.mg"));
+    assert!(jieqi.contains(&"jieqi.pst.elephant.e9.eg"));
+    assert!(jieqi.contains(&"jieqi.dark.pst.i0.eg"));
+    assert!(!jieqi.iter().any(|n| n.starts_with("jieqi.dark.pst.e0")));
+}
+
+fn jerr(text: &str) -> ParamsError {
+    let mut p = EvalParams::default();
+    match p.set_jieqi_json_str(text) {
+        Ok(()) => panic!("accepted bad Jieqi params"),
+        Err(e) => e,
+    }
+}
+
+fn jedited(from: &str, to: &str) -> String {
+    assert_eq!(
+        JIEQI_DEFAULT_JSON.matches(from).count(),
+        1,
+        "'{from}' not unique"
+    );
+    JIEQI_DEFAULT_JSON.replacen(from, to, 1)
+}
+
+#[test]
+fn jieqi_file_errors_name_the_key() {
+    let e = jerr(&jedited(
+        ",\n    \"pawn\": {\"v\": [40, 55], \"min\": 0, \"max\": 300, \"step\": 5}",
+        "",
+    ));
+    assert!(
+        matches!(&e, ParamsError::MissingKey(k) if k == "material.pawn"),
+        "{e:?}"
+    );
+    let e = jerr(&jedited(
+        "\"advisor\": {\"v\": [200, 200]",
+        "\"advisor\": {\"v\": [200, 900]",
+    ));
+    assert!(
+        matches!(&e, ParamsError::OutOfBounds { key, value: 900, .. } if key == "material.advisor.eg"),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("material.advisor.eg"), "{e}");
+    // The dark table's first middlegame entry is a3.
+    let dark = JIEQI_DEFAULT_JSON.find("\"dark\"").expect("dark section");
+    let (head, tail) = JIEQI_DEFAULT_JSON.split_at(dark);
+    let mg = tail.find("\"mg\": [\n").expect("mg list") + "\"mg\": [\n".len();
+    let (a, b) = tail.split_at(mg);
+    let comma = b.find(',').expect("first entry");
+    let bad = format!("{head}{a}         500{}", &b[comma..]);
+    let e = jerr(&bad);
+    assert!(
+        matches!(&e, ParamsError::OutOfBounds { key, .. } if key == "dark.pst.a3.mg"),
+        "{e:?}"
+    );
+    let short = format!("{head}{a}{}", &b[comma + 1..]);
+    match jerr(&short) {
+        ParamsError::WrongSize {
+            key,
+            expected,
+            found,
+        } => {
+            assert_eq!(key, "dark.pst.mg");
+            assert_eq!((expected, found), (15, 14));
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = jerr(&jedited(
+        "\"variant\": \"jieqi\"",
+        "\"variant\": \"xiangqi\"",
+    ));
+    assert!(matches!(&e, ParamsError::WrongVariant { .. }), "{e:?}");
+    // A Xiangqi file is not a Jieqi file (and the reverse).
+    assert!(matches!(
+        jerr(crate::eval::params::DEFAULT_JSON),
+        ParamsError::WrongVariant { .. }
+    ));
+    assert!(EvalParams::from_json_str(JIEQI_DEFAULT_JSON).is_err());
+    let e = jerr(&jedited("\"dark\": {", "\"dark\": {\"extra\": 1, "));
+    assert!(
+        matches!(&e, ParamsError::UnknownKey(k) if k == "dark.extra"),
+        "{e:?}"
+    );
+}
