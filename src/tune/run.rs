@@ -436,6 +436,13 @@ pub fn finish_run(
     let best_path = dir.join("best.json");
     atomic_write(&best_path, best.to_json_string().as_bytes())
         .map_err(|e| io_err(&best_path, e))?;
+    if let ParamSet::Eval(p) = best {
+        // The Jieqi tables live in their own file (params/jieqi.json): keep them beside it so
+        // a run over `jieqi.*` loses nothing.
+        let jieqi_path = dir.join("best-jieqi.json");
+        atomic_write(&jieqi_path, p.jieqi_to_json_string().as_bytes())
+            .map_err(|e| io_err(&jieqi_path, e))?;
+    }
     let v = verify(best, start, common)?;
     if let Some(v) = &v {
         write_json(&dir.join("verification.json"), v)?;

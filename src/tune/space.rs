@@ -188,7 +188,8 @@ pub struct Space {
 }
 
 impl Space {
-    /// Selects by comma-separated glob patterns (`pst.rook,material.*`); empty selects all.
+    /// Selects by comma-separated glob patterns (`pst.rook,material.*`); empty selects every
+    /// parameter except the Jieqi ones (`jieqi.*`, selected only by name).
     /// A pattern that matches nothing is an error naming it (a typo must not tune nothing).
     pub fn new(base: ParamSet, only: &str) -> Result<Space, TuneError> {
         let all = base.genes();
@@ -211,7 +212,15 @@ impl Space {
             .iter()
             .enumerate()
             .filter(|(_, g)| g.min < g.max)
-            .filter(|(_, g)| patterns.is_empty() || patterns.iter().any(|p| glob_match(p, &g.name)))
+            // By default every Xiangqi parameter: the Jieqi tables (`jieqi.*`) play no part in
+            // the Xiangqi games the fitness comes from, so they are tuned only when named.
+            .filter(|(_, g)| {
+                if patterns.is_empty() {
+                    !g.name.starts_with("jieqi.")
+                } else {
+                    patterns.iter().any(|p| glob_match(p, &g.name))
+                }
+            })
             .map(|(i, _)| i)
             .collect();
         if selected.is_empty() {
@@ -298,8 +307,22 @@ mod tests {
     fn selection_and_clamping() {
         let base = ParamSet::default_of(SpaceKind::Eval);
         let all = Space::new(base.clone(), "").unwrap();
-        let n_tunable = base.genes().iter().filter(|g| g.min < g.max).count();
-        assert_eq!(all.len(), n_tunable);
+        let tunable = |g: &Gene| g.min < g.max;
+        let n_xiangqi = base
+            .genes()
+            .iter()
+            .filter(|g| tunable(g) && !g.name.starts_with("jieqi."))
+            .count();
+        assert_eq!(all.len(), n_xiangqi, "default: every Xiangqi parameter");
+        assert!(all.genes().iter().all(|g| !g.name.starts_with("jieqi.")));
+        let jieqi = Space::new(base.clone(), "jieqi.*").unwrap();
+        let n_jieqi = base
+            .genes()
+            .iter()
+            .filter(|g| tunable(g) && g.name.starts_with("jieqi."))
+            .count();
+        assert!(n_jieqi > 0);
+        assert_eq!(jieqi.len(), n_jieqi, "Jieqi parameters when named");
         let name = base.genes()[1].name.clone();
         let one = Space::new(base.clone(), &name).unwrap();
         assert_eq!(one.len(), 1);
