@@ -23,11 +23,9 @@ use thiserror::Error;
 /// Why a params file (or text) was refused. Every variant names the key at fault.
 #[derive(Debug, Error)]
 pub enum ParamsError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    /// (The I/O error is a plain field, not a `source`, so `{:#}` chains print it once.)
+    #[error("cannot read {path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("malformed JSON at line {line} column {column}: {message}")]
     Json {
         line: usize,
@@ -628,9 +626,9 @@ impl EvalParams {
 
     /// Reads a params file; errors name the offending key.
     pub fn load(path: &Path) -> Result<EvalParams, ParamsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ParamsError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ParamsError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         })?;
         EvalParams::from_json_str(&text)
     }
@@ -668,9 +666,9 @@ impl EvalParams {
     /// Replaces the Jieqi part with a Jieqi params file (`params/jieqi.json` format, `"variant":
     /// "jieqi"`); errors name the offending key. The Xiangqi part is kept.
     pub fn load_jieqi(&mut self, path: &Path) -> Result<(), ParamsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ParamsError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ParamsError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         })?;
         self.set_jieqi_json_str(&text)
     }
