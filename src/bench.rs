@@ -242,15 +242,8 @@ pub struct BenchArgs {
 
 /// Runs the bench and prints per-position counts and Stockfish's summary lines.
 pub fn run_cli(args: &BenchArgs) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let eval = match &args.params {
-        Some(p) => EvalParams::load(p).with_context(|| format!("loading {}", p.display()))?,
-        None => EvalParams::default(),
-    };
-    let params = match &args.search_params {
-        Some(p) => SearchParams::load(p).with_context(|| format!("loading {}", p.display()))?,
-        None => SearchParams::default(),
-    };
+    let (eval, params) =
+        crate::uci::load_params(args.params.as_deref(), args.search_params.as_deref())?;
     let total = BENCH_POSITIONS.len();
     let report = run_bench(args.depth, Arc::new(eval), Arc::new(params), |i, pos, n| {
         eprintln!("Position: {}/{total} ({}) nodes {n}", i + 1, pos.to_fen());

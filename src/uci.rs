@@ -567,14 +567,24 @@ pub fn run(eval: EvalParams, params: SearchParams) -> anyhow::Result<()> {
 
 /// `xqtune uci [--params FILE] [--search-params FILE]`.
 pub fn run_with_args(args: &UciArgs) -> anyhow::Result<()> {
+    let (eval, params) = load_params(args.params.as_deref(), args.search_params.as_deref())?;
+    run(eval, params)
+}
+
+/// The evaluation and search parameters of `--params` / `--search-params` (embedded defaults
+/// where a flag is absent); errors name the file.
+pub fn load_params(
+    eval: Option<&std::path::Path>,
+    search: Option<&std::path::Path>,
+) -> anyhow::Result<(EvalParams, SearchParams)> {
     use anyhow::Context;
-    let eval = match &args.params {
+    let eval = match eval {
         Some(p) => EvalParams::load(p).with_context(|| format!("loading {}", p.display()))?,
         None => EvalParams::default(),
     };
-    let params = match &args.search_params {
+    let search = match search {
         Some(p) => SearchParams::load(p).with_context(|| format!("loading {}", p.display()))?,
         None => SearchParams::default(),
     };
-    run(eval, params)
+    Ok((eval, search))
 }

@@ -483,6 +483,39 @@ impl Searcher {
         }
         self.stopped
     }
+    /// Records a searched move's score: the best so far, the PV and alpha when it raises alpha
+    /// (and the root's best move). Returns true on a beta cut-off.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn note_score(
+        &mut self,
+        m: Move,
+        score: i32,
+        beta: i32,
+        ply: usize,
+        track_pv: bool,
+        root: bool,
+        (best_score, best_move, alpha): &mut (&mut i32, &mut Move, &mut i32),
+    ) -> bool {
+        if score <= **best_score {
+            return false;
+        }
+        **best_score = score;
+        if score > **alpha {
+            **best_move = m;
+            if track_pv {
+                self.update_pv(ply, m);
+            }
+            if root {
+                self.root_best = Some((m, score));
+            }
+            if score >= beta {
+                return true;
+            }
+            **alpha = score;
+        }
+        false
+    }
 
     fn update_pv(&mut self, ply: usize, m: Move) {
         let child_len = self.pv_len[ply + 1].min(MAX_PLY - 1);
@@ -633,21 +666,9 @@ impl Searcher {
                     return 0;
                 }
                 self.pv_len[ply + 1] = 0;
-                if score > best_score {
-                    best_score = score;
-                    if score > alpha {
-                        best_move = m;
-                        if pv_node || root {
-                            self.update_pv(ply, m);
-                        }
-                        if root {
-                            self.root_best = Some((m, score));
-                        }
-                        if score >= beta {
-                            break;
-                        }
-                        alpha = score;
-                    }
+                let mut best = (&mut best_score, &mut best_move, &mut alpha);
+                if self.note_score(m, score, beta, ply, pv_node || root, root, &mut best) {
+                    break;
                 }
                 if !capture && n_quiets < quiets.len() {
                     quiets[n_quiets] = m;
@@ -722,21 +743,9 @@ impl Searcher {
             if self.stopped {
                 return 0;
             }
-            if score > best_score {
-                best_score = score;
-                if score > alpha {
-                    best_move = m;
-                    if pv_node || root {
-                        self.update_pv(ply, m);
-                    }
-                    if root {
-                        self.root_best = Some((m, score));
-                    }
-                    if score >= beta {
-                        break;
-                    }
-                    alpha = score;
-                }
+            let mut best = (&mut best_score, &mut best_move, &mut alpha);
+            if self.note_score(m, score, beta, ply, pv_node || root, root, &mut best) {
+                break;
             }
             if !capture && n_quiets < quiets.len() {
                 quiets[n_quiets] = m;
