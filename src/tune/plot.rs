@@ -348,7 +348,7 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
         super::run::read_json(&dir.join("verification.json")).ok();
     let note = verification
         .as_ref()
-        .map(|v| format!("verification (tuned vs start): {}", v.summary()));
+        .map(|v| format!("verification, tuned vs start: {}", v.short()));
     let mut files = vec![];
     let col = |n: &str| column(&header, &rows, n).unwrap_or_default();
     match tuner.as_str() {
