@@ -438,7 +438,10 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
                         name: ph[j].clone(),
                         ys: prow
                             .iter()
-                            .map(|r| r.get(j).copied().unwrap_or(f64::NAN))
+                            .map(|r| {
+                                r.get(j).copied().unwrap_or(f64::NAN)
+                                    - start.get(j).copied().unwrap_or(0.0)
+                            })
                             .collect(),
                         color: PALETTE[k % PALETTE.len()],
                     })
@@ -450,7 +453,7 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
                     ),
                     note,
                     x_label: "iteration".into(),
-                    y_label: "value".into(),
+                    y_label: "change from the first iteration".into(),
                     xs: prow.iter().map(|r| r[0]).collect(),
                     series,
                     hline: None,
