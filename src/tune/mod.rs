@@ -153,3 +153,48 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
     println!("promoted {} -> {}", best_file.display(), dest.display());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn promote_shows_verification_and_needs_significance() {
+        let dir = std::env::temp_dir().join(format!("xqtune-promote-{}", std::process::id()));
+        let run_dir = dir.join("run");
+        std::fs::create_dir_all(&run_dir).unwrap();
+        let best = run_dir.join("best.json");
+        let text = crate::eval::EvalParams::default().to_json_string();
+        std::fs::write(&best, &text).unwrap();
+        std::fs::write(
+            run_dir.join("config.json"),
+            r#"{"tuner":"ga","version":"0","created":"","args":{"space":"eval"}}"#,
+        )
+        .unwrap();
+        let mut v = run::Verification {
+            mode: run::VerifyMode::Sprt,
+            stats: stats::MatchStats::default(),
+            llr: 0.0,
+            llr_lower: -2.94,
+            llr_upper: 2.94,
+            verdict: "SPRT accepted H0".into(),
+            significant: false,
+            nodes: Some(1000),
+            depth: None,
+        };
+        run::write_json(&run_dir.join("verification.json"), &v).unwrap();
+        let dest = dir.join("params/xiangqi.json");
+        assert!(promote(&best, Some(dest.clone()), false).is_err());
+        assert!(!dest.exists());
+        promote(&best, Some(dest.clone()), true).unwrap();
+        assert_eq!(std::fs::read_to_string(&dest).unwrap(), text);
+        std::fs::remove_file(&dest).unwrap();
+        v.significant = true;
+        run::write_json(&run_dir.join("verification.json"), &v).unwrap();
+        promote(&run_dir, Some(dest.clone()), false).unwrap();
+        assert!(dest.exists());
+        // not a run folder: a clear error
+        assert!(promote(&dir.join("nothing/best.json"), Some(dest), true).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

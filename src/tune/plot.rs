@@ -348,7 +348,7 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
         super::run::read_json(&dir.join("verification.json")).ok();
     let note = verification
         .as_ref()
-        .map(|v| format!("verification (tuned vs start): {}", v.summary()));
+        .map(|v| format!("verification, tuned vs start: {}", v.short()));
     let mut files = vec![];
     let col = |n: &str| column(&header, &rows, n).unwrap_or_default();
     match tuner.as_str() {
@@ -438,7 +438,10 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
                         name: ph[j].clone(),
                         ys: prow
                             .iter()
-                            .map(|r| r.get(j).copied().unwrap_or(f64::NAN))
+                            .map(|r| {
+                                r.get(j).copied().unwrap_or(f64::NAN)
+                                    - start.get(j).copied().unwrap_or(0.0)
+                            })
                             .collect(),
                         color: PALETTE[k % PALETTE.len()],
                     })
@@ -450,7 +453,7 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
                     ),
                     note,
                     x_label: "iteration".into(),
-                    y_label: "value".into(),
+                    y_label: "change from the first iteration".into(),
                     xs: prow.iter().map(|r| r[0]).collect(),
                     series,
                     hline: None,

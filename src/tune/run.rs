@@ -299,11 +299,31 @@ pub struct Verification {
 }
 
 impl Verification {
+    /// One short line for plots: Elo, error, games and whether it is significant.
+    pub fn short(&self) -> String {
+        let s = &self.stats;
+        format!(
+            "{:+.1} ± {:.1} Elo over {} games ({}): {}",
+            s.elo + 0.0,
+            s.elo_error,
+            s.games,
+            match self.mode {
+                VerifyMode::Sprt => "SPRT",
+                _ => "fixed",
+            },
+            if self.significant {
+                "significant gain"
+            } else {
+                "no significant gain"
+            }
+        )
+    }
+
     pub fn summary(&self) -> String {
         let s = &self.stats;
         format!(
             "{:+.1} ± {:.1} Elo over {} games (W{} D{} L{}, LOS {:.1}%): {}",
-            s.elo,
+            s.elo + 0.0,
             s.elo_error,
             s.games,
             s.wins,

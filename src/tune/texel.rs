@@ -473,6 +473,12 @@ pub fn run_texel(args: &TexelArgs) -> Result<super::ga::RunOutcome, TuneError> {
         }
     };
     println!("K = {k:.4}");
+    if !(0.0101..9.99).contains(&k) {
+        eprintln!(
+            "warning: K = {k:.4} sits on the edge of its search interval [0.01, 10]: the evaluation \
+             hardly predicts these results (e.g. nearly all draws); check the dataset"
+        );
+    }
     let mut log = CsvLog::open(
         &dir.join("log.csv"),
         LOG_HEADER,
