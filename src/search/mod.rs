@@ -483,6 +483,21 @@ impl Searcher {
         }
         self.stopped
     }
+    /// Counts a node of `ply`; false when the search must unwind (stopped, or the node or time
+    /// budget is spent).
+    #[inline(always)]
+    fn enter_node(&mut self, ply: usize) -> bool {
+        if self.stopped {
+            return false;
+        }
+        self.nodes += 1;
+        if self.check_stop() {
+            return false;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        true
+    }
+
     /// Records a searched move's score: the best so far, the PV and alpha when it raises alpha
     /// (and the root's best move). Returns true on a beta cut-off.
     #[allow(clippy::too_many_arguments)]
@@ -540,14 +555,9 @@ impl Searcher {
         if depth <= 0 {
             return self.qsearch(pos, alpha, beta, ply);
         }
-        if self.stopped {
+        if !self.enter_node(ply) {
             return 0;
         }
-        self.nodes += 1;
-        if self.check_stop() {
-            return 0;
-        }
-        self.seldepth = self.seldepth.max(ply);
         let in_check = pos.in_check();
         if !root {
             if let Some(s) = ruled_score(pos, ply) {
@@ -941,14 +951,9 @@ impl Searcher {
     /// give up a more valuable piece on a defended square are skipped.
     fn qsearch(&mut self, pos: &mut Position, mut alpha: i32, beta: i32, ply: usize) -> i32 {
         self.pv_len[ply] = 0;
-        if self.stopped {
+        if !self.enter_node(ply) {
             return 0;
         }
-        self.nodes += 1;
-        if self.check_stop() {
-            return 0;
-        }
-        self.seldepth = self.seldepth.max(ply);
         if ply > 0
             && let Some(s) = ruled_score(pos, ply)
         {

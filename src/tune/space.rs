@@ -78,30 +78,20 @@ impl ParamSet {
     }
 
     pub fn genes(&self) -> Vec<Gene> {
-        match self {
-            ParamSet::Eval(p) => p
-                .specs()
-                .into_iter()
-                .map(|s| Gene {
-                    name: s.name,
-                    value: s.value,
-                    min: s.min,
-                    max: s.max,
-                    step: s.step,
-                })
-                .collect(),
-            ParamSet::Search(p) => p
-                .specs()
-                .into_iter()
-                .map(|s| Gene {
-                    name: s.name,
-                    value: s.value,
-                    min: s.min,
-                    max: s.max,
-                    step: s.step,
-                })
-                .collect(),
-        }
+        let specs = match self {
+            ParamSet::Eval(p) => p.specs(),
+            ParamSet::Search(p) => p.specs(),
+        };
+        specs
+            .into_iter()
+            .map(|s| Gene {
+                name: s.name,
+                value: s.value,
+                min: s.min,
+                max: s.max,
+                step: s.step,
+            })
+            .collect()
     }
 
     pub fn to_vec(&self) -> Vec<i32> {
