@@ -29,7 +29,8 @@ fn check_position(pos: &Position) -> Result<(), TestCaseError> {
 }
 
 /// Every generated move is legal by the slow definition (the own king is not attacked after
-/// it), captures are the subset that take a piece, and `gives_check` agrees with the result.
+/// it), captures are the subset that take a piece, `gives_check` agrees with the result, and no
+/// checking move lies outside `check_zone`.
 fn check_moves(pos: &mut Position) -> Result<(), TestCaseError> {
     let moves = pos.legal_moves();
     let captures = pos.legal_captures();
@@ -40,8 +41,15 @@ fn check_moves(pos: &mut Position) -> Result<(), TestCaseError> {
         prop_assert!(moves.contains(m) && pos.is_capture(m));
     }
     let us = pos.side_to_move();
+    let zone = pos.check_zone();
     for &m in moves.iter() {
         let gives = pos.gives_check(m);
+        // The pruning pre-filter may say "maybe" for a quiet move, never "no" for a check.
+        prop_assert!(
+            !gives || pos.may_give_check(m, zone),
+            "{} checks outside the zone",
+            m
+        );
         pos.make_move(m);
         prop_assert!(
             !pos.is_attacked(pos.king_square(us), us.flip()),

@@ -426,6 +426,26 @@ impl Position {
         self.unmake_move();
     }
 
+    /// The squares a move must leave or enter to be able to give check to the opponent of the
+    /// side to move: the enemy king's rank and file (rook, cannon and screen lines), the horse
+    /// squares around it and its diagonal neighbours (horse legs). A Xiangqi move with neither
+    /// end in the zone never gives check, so pruning can skip it without playing it; in Jieqi
+    /// (roaming advisors and elephants) the zone is the whole board.
+    #[inline]
+    pub fn check_zone(&self) -> Bitboard {
+        if self.variant == Variant::Jieqi {
+            return super::attacks::ALL;
+        }
+        let k = self.king_square(self.side.flip()).index();
+        RANK_MASK[k / 9] | FILE_MASK[k % 9] | HORSE_ATTACKERS[k][0] | DIAG_MASK[k]
+    }
+
+    /// Whether `m` might give check: false only when it cannot (see [`Position::check_zone`]).
+    #[inline(always)]
+    pub fn may_give_check(&self, m: Move, zone: Bitboard) -> bool {
+        zone & ((1u128 << m.from().index()) | (1u128 << m.to().index())) != 0
+    }
+
     /// Whether playing `m` (legal) gives check.
     pub fn gives_check(&self, m: Move) -> bool {
         let from = m.from().index();

@@ -662,6 +662,7 @@ impl Searcher {
         let mut quiets: [Move; 64] = [Move::NULL; 64];
         let mut n_quiets = 0usize;
         let us_code_of = |pos: &Position, m: Move| piece_code(pos, m.from().index());
+        let check_zone = if in_check { 0 } else { pos.check_zone() };
 
         while let Some((m, order)) = picker.next_move(pos, &self.heur) {
             let capture = pos.is_capture(m);
@@ -692,25 +693,27 @@ impl Searcher {
             } else {
                 self.heur.history[code as usize][m.to().index()]
             };
+            // Late move pruning (at low depth, quiet moves far down the list rarely matter) and
+            // futility pruning (a quiet move cannot lift a hopeless static eval), for quiet
+            // moves that do not give check. A move outside the check zone is pruned without
+            // being played; one inside it is played first to learn whether it checks.
+            let prunable = !root && !in_check && !capture && best_score > -MATE_BOUND;
+            let prune = |searched: i32, alpha: i32| {
+                let lmp_limit = p.lmp_base + depth * depth / if improving { 1 } else { 2 };
+                (depth <= p.lmp_max_depth && searched >= lmp_limit)
+                    || (depth <= p.futility_max_depth
+                        && alpha.abs() < MATE_BOUND
+                        && static_eval + p.futility_base + p.futility_margin * depth <= alpha)
+            };
+            if prunable && !pos.may_give_check(m, check_zone) && prune(searched, alpha) {
+                continue;
+            }
             pos.make_move(m);
             self.tt.prefetch(pos.key());
             let gives_check = pos.in_check();
-            if !root && !in_check && !capture && !gives_check && best_score > -MATE_BOUND {
-                // Late move pruning: at low depth, quiet moves far down the list rarely
-                // matter.
-                let lmp_limit = p.lmp_base + depth * depth / if improving { 1 } else { 2 };
-                if depth <= p.lmp_max_depth && searched >= lmp_limit {
-                    pos.unmake_move();
-                    continue;
-                }
-                // Futility pruning: a quiet move cannot lift a hopeless static eval.
-                if depth <= p.futility_max_depth
-                    && alpha.abs() < MATE_BOUND
-                    && static_eval + p.futility_base + p.futility_margin * depth <= alpha
-                {
-                    pos.unmake_move();
-                    continue;
-                }
+            if prunable && !gives_check && prune(searched, alpha) {
+                pos.unmake_move();
+                continue;
             }
             searched += 1;
             let ext =
