@@ -80,6 +80,12 @@ impl MoveList {
         m
     }
 
+    /// Keeps the first `len` moves (no-op when the list is shorter).
+    #[inline(always)]
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
     pub fn contains(&self, m: Move) -> bool {
         self.as_slice().contains(&m)
     }

@@ -58,12 +58,17 @@ pub fn phase(pos: &Position) -> i32 {
 /// The Xiangqi evaluation from red's point of view, in centipawns.
 #[inline]
 pub(crate) fn eval_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> i32 {
-    let occ = pos.occupied();
-    let mut acc = S::ZERO;
+    let acc = psq_red(pos, p, t);
+    finish_red(pos, p, acc, t)
+}
 
-    // Material and position tables: one combined lookup per piece (`psq` is indexed by the
-    // board's piece code - 1 = colour * 7 + kind).
-    for s in Squares(occ) {
+/// Material and position tables (red's view, not yet tapered): one combined lookup per piece
+/// (`psq` is indexed by the board's piece code - 1 = colour * 7 + kind). The cheap first part
+/// of [`eval_red`], which a lazy evaluation may stop after.
+#[inline(always)]
+pub(crate) fn psq_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> S {
+    let mut acc = S::ZERO;
+    for s in Squares(pos.occupied()) {
         let code = pos.board[s] as usize - 1;
         acc += p.psq[code][s];
         if T::ACTIVE {
@@ -82,9 +87,13 @@ pub(crate) fn eval_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> 
             }
         }
     }
+    acc
+}
 
+/// The rest of [`eval_red`] after [`psq_red`]: every other term, then the phase blend.
+#[inline(always)]
+pub(crate) fn finish_red<T: Tracer>(pos: &Position, p: &EvalParams, mut acc: S, t: &mut T) -> i32 {
     shared_terms(pos, p, &mut acc, t);
-
     let ph = phase(pos);
     t.phase(ph);
     acc.taper(ph)

@@ -58,6 +58,39 @@ pub fn evaluate_red(pos: &Position, params: &EvalParams) -> i32 {
     evaluate_red_with(pos, params, &mut NoTrace)
 }
 
+/// An evaluation in two steps, for lazy use by the search: [`Partial::lazy`] is material and
+/// position tables alone (the terms that move most), [`Partial::finish`] adds the rest and
+/// equals [`evaluate`] exactly. Only for positions the Xiangqi evaluation scores (`None` when
+/// the Jieqi evaluation applies).
+#[derive(Clone, Copy, Debug)]
+pub struct Partial {
+    acc: S,
+}
+
+impl Partial {
+    #[inline]
+    pub fn new(pos: &Position, params: &EvalParams) -> Option<Partial> {
+        if pos.variant() == Variant::Jieqi && params.jieqi.enabled {
+            return None;
+        }
+        Some(Partial {
+            acc: evaluate::psq_red(pos, params, &mut NoTrace),
+        })
+    }
+
+    /// Material and position tables, tapered, from the side to move's point of view.
+    #[inline]
+    pub fn lazy(&self, pos: &Position) -> i32 {
+        self.acc.taper(phase(pos)) * pos.side_to_move().sign()
+    }
+
+    /// The full evaluation from the side to move's point of view (equal to [`evaluate`]).
+    #[inline]
+    pub fn finish(self, pos: &Position, params: &EvalParams) -> i32 {
+        evaluate::finish_red(pos, params, self.acc, &mut NoTrace) * pos.side_to_move().sign()
+    }
+}
+
 /// The trace of `pos` (see [`Trace`]): red's point of view.
 pub fn trace(pos: &Position, params: &EvalParams) -> Trace {
     let mut t = CoeffTracer::default();

@@ -164,6 +164,34 @@ fn colour_mirror_negates_and_file_mirror_keeps_the_score() {
     }
 }
 
+/// The two-step evaluation of the search's lazy path finishes at exactly the evaluation, and
+/// its lazy part is material and position tables alone (the full evaluation of a set whose
+/// other terms are all zero).
+#[test]
+fn partial_evaluation_finishes_at_the_evaluation() {
+    let default = EvalParams::default();
+    let mut v = default.to_vec();
+    for (x, spec) in v.iter_mut().zip(default.specs()) {
+        let keep = ["pst.", "material.", "jieqi."]
+            .iter()
+            .any(|p| spec.name.starts_with(p));
+        if !keep {
+            assert!(spec.min <= 0, "{} cannot be zero", spec.name);
+            *x = 0;
+        }
+    }
+    let only_psq = default.from_vec(&v);
+    for pos in sample_positions() {
+        let part = super::Partial::new(&pos, &default).expect("Xiangqi position");
+        assert_eq!(
+            part.finish(&pos, &default),
+            evaluate(&pos, &default),
+            "{pos:?}"
+        );
+        assert_eq!(part.lazy(&pos), evaluate(&pos, &only_psq), "{pos:?}");
+    }
+}
+
 #[test]
 fn flat_view_round_trips_and_clamps() {
     let p = EvalParams::default();

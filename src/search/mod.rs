@@ -30,13 +30,13 @@ pub use params::{DEFAULT_SEARCH_JSON, SearchParams, SearchParamsError};
 
 use crate::core::jieqi::reveal_outcomes;
 use crate::core::{Color, Move, PieceType, Position, Repetition};
-use crate::eval::{EvalParams, evaluate};
+use crate::eval::{EvalParams, Partial, evaluate};
 use ordering::{Heuristics, ORDER_VALUE, ScoredMoves, StagedMoves, piece_code};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use time::{CHECK_INTERVAL, TimeManager};
-use tt::{Bound, MATE_BOUND, TranspositionTable};
+use tt::{Bound, MATE_BOUND, NO_EVAL, TranspositionTable};
 
 /// The score of giving mate now; mate in `n` plies scores `MATE - n`.
 pub const MATE: i32 = 30_000;
@@ -168,12 +168,15 @@ impl ChanceMode {
 
 /// A single-threaded searcher with its own tables. One per game in self-play.
 pub struct Searcher {
+    /// The evaluation parameters. After replacing them, call [`Searcher::new_game`]: the
+    /// tables keep evaluations made with the old ones.
     pub eval: Arc<EvalParams>,
     pub params: Arc<SearchParams>,
     /// Chance nodes on the current path.
     chance_nested: i32,
     stop: Arc<AtomicBool>,
     tt: TranspositionTable,
+    eval_cache: EvalCache,
     heur: Heuristics,
     nodes: u64,
     seldepth: usize,
@@ -247,10 +250,46 @@ const LN_MILLI: [i64; 64] = [
     3892, 3912, 3932, 3951, 3970, 3989, 4007, 4025, 4043, 4060, 4078, 4094, 4111, 4127, 4143,
 ];
 
+/// Static evaluations by position key: a position met again after its TT entry was replaced
+/// (quiescence leaves are many) is not evaluated twice. Cleared with the TT by `new_game`.
+struct EvalCache {
+    entries: Box<[(u64, i32)]>,
+}
+
+impl EvalCache {
+    const SIZE: usize = 1 << 16;
+
+    fn new() -> EvalCache {
+        EvalCache {
+            entries: vec![(0, 0); Self::SIZE].into_boxed_slice(),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.entries.fill((0, 0));
+    }
+
+    #[inline(always)]
+    fn probe(&self, key: u64) -> Option<i32> {
+        let (k, v) = self.entries[key as usize & (Self::SIZE - 1)];
+        (k == key && key != 0).then_some(v)
+    }
+
+    #[inline(always)]
+    fn store(&mut self, key: u64, v: i32) {
+        self.entries[key as usize & (Self::SIZE - 1)] = (key, v);
+    }
+}
+
 /// The static evaluation, kept clear of the mate range whatever the parameters say.
 #[inline(always)]
 fn static_eval(pos: &Position, eval: &EvalParams) -> i32 {
-    evaluate(pos, eval).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+    clamp_eval(evaluate(pos, eval))
+}
+
+#[inline(always)]
+fn clamp_eval(v: i32) -> i32 {
+    v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
 }
 
 impl Searcher {
@@ -261,6 +300,7 @@ impl Searcher {
             chance_nested: 0,
             stop: Arc::new(AtomicBool::new(false)),
             tt: TranspositionTable::new(hash_mb),
+            eval_cache: EvalCache::new(),
             heur: Heuristics::new(MAX_PLY),
             nodes: 0,
             seldepth: 0,
@@ -300,6 +340,7 @@ impl Searcher {
     /// Clears the transposition table and history (`ucinewgame`).
     pub fn new_game(&mut self) {
         self.tt.clear();
+        self.eval_cache.clear();
         self.heur.clear();
     }
 
@@ -483,6 +524,20 @@ impl Searcher {
         }
         self.stopped
     }
+    /// The static evaluation of `pos`, through the evaluation cache.
+    #[inline(always)]
+    fn cached_eval(&mut self, pos: &Position) -> i32 {
+        let key = pos.key();
+        match self.eval_cache.probe(key) {
+            Some(v) => v,
+            None => {
+                let v = static_eval(pos, &self.eval);
+                self.eval_cache.store(key, v);
+                v
+            }
+        }
+    }
+
     /// Counts a node of `ply`; false when the search must unwind (stopped, or the node or time
     /// budget is spent).
     #[inline(always)]
@@ -596,10 +651,12 @@ impl Searcher {
         let p = self.params.clone();
         let static_eval = if in_check {
             -INF
-        } else if let Some(h) = hit {
+        } else if let Some(h) = hit
+            && h.eval != NO_EVAL
+        {
             h.eval
         } else {
-            static_eval(pos, &self.eval)
+            self.cached_eval(pos)
         };
         self.eval_stack[ply] = static_eval;
         let improving = !in_check && ply >= 2 && static_eval > self.eval_stack[ply - 2];
@@ -705,7 +762,10 @@ impl Searcher {
                         && alpha.abs() < MATE_BOUND
                         && static_eval + p.futility_base + p.futility_margin * depth <= alpha)
             };
+            // Pruning, once it holds, holds for every later quiet move (`searched` and `alpha`
+            // only grow): the rest of the list keeps only the moves that might check.
             if prunable && !pos.may_give_check(m, check_zone) && prune(searched, alpha) {
+                picker.skip_quiets_outside(pos, check_zone);
                 continue;
             }
             pos.make_move(m);
@@ -713,6 +773,7 @@ impl Searcher {
             let gives_check = pos.in_check();
             if prunable && !gives_check && prune(searched, alpha) {
                 pos.unmake_move();
+                picker.skip_quiets_outside(pos, check_zone);
                 continue;
             }
             searched += 1;
@@ -992,19 +1053,48 @@ impl Searcher {
             }
             (-INF, 0, moves)
         } else {
-            let stand_pat = match hit {
-                Some(h) => h.eval,
-                None => static_eval(pos, &self.eval),
+            // Lazy evaluation: material and position tables alone, when they are so far
+            // outside the window that the other terms (almost never worth more than
+            // `qs_lazy_margin` together) cannot bring the stand-pat score back into it.
+            let margin = self.params.qs_lazy_margin;
+            let (stand_pat, exact) = match hit {
+                Some(h) if h.eval != NO_EVAL => (h.eval, true),
+                _ => match self.eval_cache.probe(key) {
+                    Some(v) => (v, true),
+                    None => match Partial::new(pos, &self.eval) {
+                        Some(part) => {
+                            let lazy = part.lazy(pos);
+                            if lazy - margin >= beta {
+                                (lazy - margin, false)
+                            } else if lazy + margin <= alpha {
+                                (lazy + margin, false)
+                            } else {
+                                let v = clamp_eval(part.finish(pos, &self.eval));
+                                self.eval_cache.store(key, v);
+                                (v, true)
+                            }
+                        }
+                        None => (self.cached_eval(pos), true),
+                    },
+                },
             };
+            let stored_eval = if exact { stand_pat } else { NO_EVAL };
             if stand_pat >= beta {
                 if hit.is_none() {
-                    self.tt
-                        .store(key, ply, Move::NULL, stand_pat, stand_pat, 0, Bound::Lower);
+                    self.tt.store(
+                        key,
+                        ply,
+                        Move::NULL,
+                        stand_pat,
+                        stored_eval,
+                        0,
+                        Bound::Lower,
+                    );
                 }
                 return stand_pat;
             }
             alpha = alpha.max(stand_pat);
-            (stand_pat, stand_pat, pos.legal_captures())
+            (stand_pat, stored_eval, pos.legal_captures())
         };
         let them = pos.side_to_move().flip();
         let mut picker = ScoredMoves::captures(pos, moves, tt_move);

@@ -194,6 +194,18 @@ impl StagedMoves {
     }
 }
 
+impl StagedMoves {
+    /// Drops the quiet moves not handed out yet whose squares both miss `zone`: once late-move
+    /// or futility pruning holds at a node it holds for every later quiet move, and a quiet move
+    /// outside the check zone cannot give check, so none of them would be searched. Saves
+    /// picking them one by one.
+    pub fn skip_quiets_outside(&mut self, pos: &Position, zone: crate::core::Bitboard) {
+        if let Some(list) = self.list.as_mut() {
+            list.retain_rest(|m| pos.is_capture(m) || pos.may_give_check(m, zone));
+        }
+    }
+}
+
 /// A move list with scores, picked best-first.
 pub struct ScoredMoves {
     pub moves: MoveList,
@@ -283,6 +295,22 @@ impl ScoredMoves {
         let r = (slice[self.next], best_score);
         self.next += 1;
         Some(r)
+    }
+
+    /// Drops the moves not picked yet that fail `keep`; the survivors keep their scores and
+    /// their relative place, so they come out in the order they would have anyway.
+    pub fn retain_rest(&mut self, mut keep: impl FnMut(Move) -> bool) {
+        let n = self.moves.len();
+        let mut w = self.next;
+        for i in self.next..n {
+            let m = self.moves.as_slice()[i];
+            if keep(m) {
+                self.moves.as_mut_slice()[w] = m;
+                self.scores[w] = self.scores[i];
+                w += 1;
+            }
+        }
+        self.moves.truncate(w);
     }
 
     /// Ordering score threshold above which a move is a killer (or better).

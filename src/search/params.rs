@@ -100,6 +100,7 @@ search_params!(
     futility_max_depth,
     futility_base,
     futility_margin,
+    qs_lazy_margin,
     lmp_max_depth,
     lmp_base,
     lmr_min_depth,

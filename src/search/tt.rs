@@ -40,6 +40,9 @@ struct Cluster {
 
 const _: () = assert!(std::mem::size_of::<Cluster>() == 64);
 
+/// The stored static evaluation of an entry that has none (a lazily evaluated node).
+pub const NO_EVAL: i32 = i16::MIN as i32;
+
 /// A hit: the stored move, score (already adjusted to the probing ply), static eval, depth and
 /// bound.
 #[derive(Clone, Copy, Debug)]
@@ -211,7 +214,11 @@ impl TranspositionTable {
             check,
             mv: mv.0,
             score: Self::to_tt(score, ply).clamp(-32000, 32000) as i16,
-            eval: eval.clamp(-32000, 32000) as i16,
+            eval: if eval == NO_EVAL {
+                i16::MIN
+            } else {
+                eval.clamp(-32000, 32000) as i16
+            },
             depth: depth.clamp(0, 255) as u8,
             flags: (generation << 2) | bound as u8,
             _pad: 0,
