@@ -192,12 +192,6 @@ pub fn run_match_with_progress(
         adjudication: cfg.adjudication,
         time_margin_ms: cfg.time_margin_ms,
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("match-{i}"))
-        .build()
-        .map_err(|e| MatchError::ThreadPool(e.to_string()))?;
-
     let started = Instant::now();
     let next = AtomicUsize::new(0);
     let halt = AtomicBool::new(false);
@@ -219,115 +213,129 @@ pub fn run_match_with_progress(
                 .is_some_and(|s| s.load(Ordering::Relaxed))
     };
 
-    pool.scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|_| {
-                let mut pa = a.player(cfg.hash_mb);
-                let mut pb = b.player(cfg.hash_mb);
-                loop {
-                    if stopped() {
-                        break;
-                    }
-                    let g = next.fetch_add(1, Ordering::SeqCst);
-                    if g >= total {
-                        break;
-                    }
-                    let pair = g / 2;
-                    let a_is_red = g.is_multiple_of(2);
-                    let opening = &openings[order[pair % order.len()]];
-                    // Jieqi: pair p plays deal `deal_seed(seed, p)` twice, colours swapped.
-                    let seed = deal_seed(cfg.seed, pair);
-                    let rule = cfg.capture_reveal;
-                    let rec = if jieqi && a_is_red {
-                        play_jieqi_game(
-                            g,
-                            [&mut *pa, &mut *pb],
-                            [&seat_a, &seat_b],
-                            true,
-                            seed,
-                            rule,
-                            &settings,
-                        )
-                    } else if jieqi {
-                        play_jieqi_game(
-                            g,
-                            [&mut *pb, &mut *pa],
-                            [&seat_b, &seat_a],
-                            false,
-                            seed,
-                            rule,
-                            &settings,
-                        )
-                    } else if a_is_red {
-                        play_game(
-                            g,
-                            [&mut *pa, &mut *pb],
-                            [&seat_a, &seat_b],
-                            true,
-                            opening,
-                            &settings,
-                        )
-                    } else {
-                        play_game(
-                            g,
-                            [&mut *pb, &mut *pa],
-                            [&seat_b, &seat_a],
-                            false,
-                            opening,
-                            &settings,
-                        )
-                    };
-                    let mut sh = match shared.lock() {
-                        Ok(s) => s,
-                        Err(p) => p.into_inner(),
-                    };
-                    let score = rec.score_a();
-                    sh.live.add_game(score);
-                    let partner = g ^ 1;
-                    if partner < total
-                        && let Some(other) = &sh.records[partner]
-                    {
-                        let t = other.score_a();
-                        sh.live.add_pair(score + t);
-                    }
-                    sh.records[g] = Some(rec);
-                    sh.finished += 1;
-                    // Advance the prefix of finished pairs and run the SPRT on each new length.
-                    while sh.decided_pairs.is_none() {
-                        let p = sh.prefix_pairs;
-                        if 2 * p + 1 >= total {
-                            break;
-                        }
-                        let (s0, s1) = match (&sh.records[2 * p], &sh.records[2 * p + 1]) {
-                            (Some(x), Some(y)) => (x.score_a(), y.score_a()),
-                            _ => break,
-                        };
-                        sh.prefix.add_game(s0);
-                        sh.prefix.add_game(s1);
-                        sh.prefix.add_pair(s0 + s1);
-                        sh.prefix_pairs += 1;
-                        if let Some(c) = &cfg.sprt {
-                            let st = c.status(&sh.prefix);
-                            sh.sprt = Some(st);
-                            if st.verdict != SprtVerdict::Continue {
-                                sh.decided_pairs = Some(sh.prefix_pairs);
-                                halt.store(true, Ordering::Relaxed);
-                            }
-                        }
-                    }
-                    if let Some(game) = &sh.records[g] {
-                        progress(&MatchProgress {
-                            game,
-                            finished: sh.finished,
-                            total,
-                            live: sh.live,
-                            sprt: sh.sprt,
-                        });
+    // One worker: the games it plays one after another.
+    let worker = || {
+        let mut pa = a.player(cfg.hash_mb);
+        let mut pb = b.player(cfg.hash_mb);
+        loop {
+            if stopped() {
+                break;
+            }
+            let g = next.fetch_add(1, Ordering::SeqCst);
+            if g >= total {
+                break;
+            }
+            let pair = g / 2;
+            let a_is_red = g.is_multiple_of(2);
+            let opening = &openings[order[pair % order.len()]];
+            // Jieqi: pair p plays deal `deal_seed(seed, p)` twice, colours swapped.
+            let seed = deal_seed(cfg.seed, pair);
+            let rule = cfg.capture_reveal;
+            let rec = if jieqi && a_is_red {
+                play_jieqi_game(
+                    g,
+                    [&mut *pa, &mut *pb],
+                    [&seat_a, &seat_b],
+                    true,
+                    seed,
+                    rule,
+                    &settings,
+                )
+            } else if jieqi {
+                play_jieqi_game(
+                    g,
+                    [&mut *pb, &mut *pa],
+                    [&seat_b, &seat_a],
+                    false,
+                    seed,
+                    rule,
+                    &settings,
+                )
+            } else if a_is_red {
+                play_game(
+                    g,
+                    [&mut *pa, &mut *pb],
+                    [&seat_a, &seat_b],
+                    true,
+                    opening,
+                    &settings,
+                )
+            } else {
+                play_game(
+                    g,
+                    [&mut *pb, &mut *pa],
+                    [&seat_b, &seat_a],
+                    false,
+                    opening,
+                    &settings,
+                )
+            };
+            let mut sh = match shared.lock() {
+                Ok(s) => s,
+                Err(p) => p.into_inner(),
+            };
+            let score = rec.score_a();
+            sh.live.add_game(score);
+            let partner = g ^ 1;
+            if partner < total
+                && let Some(other) = &sh.records[partner]
+            {
+                let t = other.score_a();
+                sh.live.add_pair(score + t);
+            }
+            sh.records[g] = Some(rec);
+            sh.finished += 1;
+            // Advance the prefix of finished pairs and run the SPRT on each new length.
+            while sh.decided_pairs.is_none() {
+                let p = sh.prefix_pairs;
+                if 2 * p + 1 >= total {
+                    break;
+                }
+                let (s0, s1) = match (&sh.records[2 * p], &sh.records[2 * p + 1]) {
+                    (Some(x), Some(y)) => (x.score_a(), y.score_a()),
+                    _ => break,
+                };
+                sh.prefix.add_game(s0);
+                sh.prefix.add_game(s1);
+                sh.prefix.add_pair(s0 + s1);
+                sh.prefix_pairs += 1;
+                if let Some(c) = &cfg.sprt {
+                    let st = c.status(&sh.prefix);
+                    sh.sprt = Some(st);
+                    if st.verdict != SprtVerdict::Continue {
+                        sh.decided_pairs = Some(sh.prefix_pairs);
+                        halt.store(true, Ordering::Relaxed);
                     }
                 }
-            });
+            }
+            if let Some(game) = &sh.records[g] {
+                progress(&MatchProgress {
+                    game,
+                    finished: sh.finished,
+                    total,
+                    live: sh.live,
+                    sprt: sh.sprt,
+                });
+            }
         }
-    });
+    };
+    if threads == 1 {
+        // On the calling thread: the tuners call run_match from their own rayon workers, and
+        // a private pool here would let a blocked worker steal the next match and nest
+        // without bound (hundreds of threads and transposition tables).
+        worker();
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("match-{i}"))
+            .build()
+            .map_err(|e| MatchError::ThreadPool(e.to_string()))?;
+        pool.scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|_| worker());
+            }
+        });
+    }
 
     let sh = match shared.into_inner() {
         Ok(s) => s,

@@ -24,17 +24,19 @@ pub struct SpsaArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub common: CommonArgs,
-    #[arg(long, default_value_t = 300)]
+    /// Iterations (the defaults, 2000 x 2 games at 2000 nodes with c_end 2 and lr 0.2, took
+    /// the flattened set +183 Elo in about 9 minutes on 2 cores).
+    #[arg(long, default_value_t = 2000)]
     pub iterations: u64,
     /// Games per iteration (pairs of θ+ against θ−, colours swapped).
     #[arg(long, default_value_t = 2)]
     pub games: usize,
     /// c_end in units of each parameter's step.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 2.0)]
     pub c_end: f64,
     /// Movement per unit of match result at the last iteration, in steps
     /// (r_end = lr · step / c_end²; fishtest's usual r_end = 0.002 for step 10 is lr = 0.02).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.2)]
     pub lr: f64,
     /// A as a fraction of the iterations.
     #[arg(long, default_value_t = 0.1)]
