@@ -356,10 +356,16 @@ fn err(text: &str) -> ParamsError {
     }
 }
 
-/// The default file with `from` replaced by `to` (exactly once).
+/// A valid parameter file whose text the error tests edit: the defaults as they were before
+/// the first tuned set was promoted, kept fixed so that promoting new defaults cannot break
+/// the edits.
+const FIXTURE_JSON: &str = include_str!("../../tests/data/params-fixture.json");
+
+/// The fixture file with `from` replaced by `to` (exactly once).
 fn edited(from: &str, to: &str) -> String {
-    assert_eq!(DEFAULT_JSON.matches(from).count(), 1, "'{from}' not unique");
-    DEFAULT_JSON.replacen(from, to, 1)
+    assert!(EvalParams::from_json_str(FIXTURE_JSON).is_ok());
+    assert_eq!(FIXTURE_JSON.matches(from).count(), 1, "'{from}' not unique");
+    FIXTURE_JSON.replacen(from, to, 1)
 }
 
 #[test]
