@@ -37,6 +37,35 @@ pub fn elo_to_score(elo: f64) -> f64 {
     1.0 / (1.0 + 10f64.powf(-elo / 400.0))
 }
 
+/// The pentanomial law (pair scores 0, 1/4, .., 1) of mean `s` closest to the observed
+/// `counts` (maximum likelihood under that constraint): `p_k = q_k / (1 + l (a_k - s))` with
+/// the multiplier `l` found by bisection so that the mean is `s`.
+fn mle_pentanomial(counts: &[f64; 5], s: f64) -> [f64; 5] {
+    let n: f64 = counts.iter().sum();
+    let q = counts.map(|c| c / n);
+    let a = [0.0, 0.25, 0.5, 0.75, 1.0];
+    // f(l) = sum q_k (a_k - s) / (1 + l (a_k - s)) falls with l on (-1 / (1 - s), 1 / s),
+    // where every denominator stays positive.
+    let f = |l: f64| -> f64 {
+        (0..5)
+            .map(|k| q[k] * (a[k] - s) / (1.0 + l * (a[k] - s)))
+            .sum()
+    };
+    let (mut lo, mut hi) = (-1.0 / (1.0 - s), 1.0 / s);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let l = 0.5 * (lo + hi);
+    let p = std::array::from_fn::<f64, 5, _>(|k| q[k] / (1.0 + l * (a[k] - s)));
+    let total: f64 = p.iter().sum();
+    p.map(|x| x / total)
+}
+
 /// The error function, to double precision: Maclaurin series for |x| < 3, the Laplace
 /// continued fraction of erfc beyond (Abramowitz & Stegun 7.1.5 and 7.1.14).
 pub fn erf(x: f64) -> f64 {
@@ -202,11 +231,30 @@ impl MatchResult {
         Z95 / (2.0 * n).sqrt() * (800.0 / std::f64::consts::LN_10)
     }
 
-    /// Log-likelihood ratio of H1 (`elo1`) against H0 (`elo0`), logistic Elo, pentanomial GSPRT.
+    /// Log-likelihood ratio of H1 (`elo1`) against H0 (`elo0`), logistic Elo, pentanomial
+    /// GSPRT with the exact constrained maximum-likelihood distributions (Van den Bergh's
+    /// method, as fishtest's `LLR_logistic`): for each hypothesis the pentanomial law closest
+    /// to the observed one whose mean is that hypothesis' score, then
+    /// `LLR = sum n_k ln(p1_k / p0_k)`. Empty cells are regularised to 1e-3 first.
+    ///
+    /// The usual shortcut `n (s1 - s0)(2 mean - s0 - s1) / (2 var)` agrees with it on large
+    /// samples, but on a handful of pairs the variance is nearly zero and the shortcut
+    /// "accepts" H1 after a single won pair (it did: LLR 3.7 after a win and a draw).
     pub fn llr(&self, elo0: f64, elo1: f64) -> f64 {
         if self.pairs() == 0 {
             return 0.0;
         }
+        let counts: [f64; 5] = self
+            .pentanomial
+            .map(|c| if c == 0 { 1e-3 } else { c as f64 });
+        let (s0, s1) = (elo_to_score(elo0), elo_to_score(elo1));
+        let (p0, p1) = (mle_pentanomial(&counts, s0), mle_pentanomial(&counts, s1));
+        (0..5).map(|k| counts[k] * (p1[k] / p0[k]).ln()).sum()
+    }
+
+    /// The normal-approximation GSPRT LLR, `n (s1 - s0)(2 mean - s0 - s1) / (2 var)` (what
+    /// [`llr`](Self::llr) reduces to on large samples).
+    pub fn llr_normal(&self, elo0: f64, elo1: f64) -> f64 {
         let Some((n, mean, var)) = self.pair_moments(true) else {
             return 0.0;
         };
@@ -428,26 +476,53 @@ mod tests {
         close(c.lower_bound(), -2.9444389791664403, 1e-12);
         close(c.upper_bound(), 2.9444389791664403, 1e-12);
         close(
-            r(0, 0, 0, [1, 11, 47, 25, 16]).llr(0.0, 10.0),
+            r(0, 0, 0, [1, 11, 47, 25, 16]).llr_normal(0.0, 10.0),
             2.796020272488991,
             1e-9,
         );
         close(
-            r(0, 0, 0, [1, 11, 47, 25, 16]).llr(0.0, 5.0),
+            r(0, 0, 0, [1, 11, 47, 25, 16]).llr_normal(0.0, 5.0),
             1.4472105625627358,
             1e-9,
         );
         close(
-            r(0, 0, 0, [10, 20, 40, 20, 10]).llr(0.0, 5.0),
+            r(0, 0, 0, [10, 20, 40, 20, 10]).llr_normal(0.0, 5.0),
             -0.03451280053328368,
             1e-9,
         );
         // An empty cell is regularised to 1e-3 as fishtest does.
         close(
-            r(0, 0, 0, [0, 5, 20, 30, 10]).llr(0.0, 5.0),
+            r(0, 0, 0, [0, 5, 20, 30, 10]).llr_normal(0.0, 5.0),
             1.87967529413485,
             1e-9,
         );
+        // The exact (constrained-MLE) LLR: reference values from an independent Python
+        // implementation; it matches the normal approximation on a large sample near the
+        // hypotheses, and is more cautious far from them.
+        close(
+            r(0, 0, 0, [1, 11, 47, 25, 16]).llr(0.0, 10.0),
+            2.403574339000398,
+            1e-6,
+        );
+        close(
+            r(0, 0, 0, [0, 5, 20, 30, 10]).llr(0.0, 5.0),
+            0.9286120572648063,
+            1e-6,
+        );
+        let big = r(0, 0, 0, [30, 300, 1200, 330, 30]);
+        close(big.llr(0.0, 10.0), -3.0401663650122295, 1e-6);
+        close(big.llr_normal(0.0, 10.0), -3.050093580640523, 1e-9);
+        close(big.llr(0.0, 5.0), 0.1749241036776712, 1e-6);
+        // A null result stays near zero.
+        assert!(r(0, 0, 0, [10, 20, 40, 20, 10]).llr(0.0, 5.0).abs() < 0.05);
+        // One pair (a win and a draw) decides nothing: the approximation's near-zero variance
+        // made it accept H1 (LLR 3.7) here.
+        let one_pair = r(1, 0, 1, [0, 0, 0, 1, 0]);
+        assert!(one_pair.llr_normal(0.0, 10.0) > c.upper_bound());
+        close(one_pair.llr(0.0, 10.0), 0.028393582238104797, 1e-6);
+        assert_eq!(c.status(&one_pair).verdict, SprtVerdict::Continue);
+        let a_few = r(5, 0, 1, [0, 0, 0, 1, 2]);
+        assert_eq!(c.status(&a_few).verdict, SprtVerdict::Continue);
         let s = SprtConfig {
             elo0: 0.0,
             elo1: 10.0,
@@ -456,9 +531,9 @@ mod tests {
         }
         .status(&r(0, 0, 0, [1, 11, 47, 25, 16]));
         assert_eq!(s.verdict, SprtVerdict::Continue);
-        let strong = r(0, 0, 0, [0, 2, 20, 40, 30]);
+        let strong = r(0, 0, 0, [0, 8, 80, 160, 120]);
         assert_eq!(c.status(&strong).verdict, SprtVerdict::H1);
-        let weak = r(0, 0, 0, [30, 40, 20, 2, 0]);
+        let weak = r(0, 0, 0, [120, 160, 80, 8, 0]);
         assert_eq!(c.status(&weak).verdict, SprtVerdict::H0);
     }
 

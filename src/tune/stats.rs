@@ -144,12 +144,12 @@ mod tests {
 
     #[test]
     fn stats_and_sprt() {
-        // 100 pairs: strongly positive
+        // 200 pairs: strongly positive
         let r = MatchResult {
-            wins: 120,
-            draws: 50,
-            losses: 30,
-            pentanomial: [2, 8, 30, 40, 20],
+            wins: 240,
+            draws: 100,
+            losses: 60,
+            pentanomial: [4, 16, 60, 80, 40],
         };
         let s = match_stats(&r);
         assert!(s.elo > 50.0 && s.elo_error > 0.0 && s.los > 0.99);
@@ -162,10 +162,10 @@ mod tests {
         assert!(sprt.llr(&r) > sprt.upper());
         assert_eq!(sprt.verdict(&r), SprtVerdict::AcceptH1);
         let bad = MatchResult {
-            wins: 30,
-            draws: 50,
-            losses: 120,
-            pentanomial: [20, 40, 30, 8, 2],
+            wins: 60,
+            draws: 100,
+            losses: 240,
+            pentanomial: [40, 80, 60, 16, 4],
         };
         assert_eq!(sprt.verdict(&bad), SprtVerdict::AcceptH0);
         // per-game fallback when the runner has no pairs
