@@ -524,6 +524,7 @@ impl Searcher {
         }
         self.stopped
     }
+
     /// The static evaluation of `pos`, through the evaluation cache.
     #[inline(always)]
     fn cached_eval(&mut self, pos: &Position) -> i32 {
