@@ -298,7 +298,7 @@ impl ScoredMoves {
     }
 
     /// Drops the moves not picked yet that fail `keep`; the survivors keep their scores and
-    /// their relative place, so they come out in the order they would have anyway.
+    /// still come out best-first (among equal scores, possibly in another order).
     pub fn retain_rest(&mut self, mut keep: impl FnMut(Move) -> bool) {
         let n = self.moves.len();
         let mut w = self.next;
