@@ -30,12 +30,19 @@ use crate::core::{Color, Position, Variant};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
+/// Whether `pos` is scored by the Jieqi evaluation (else by the Xiangqi one).
+#[inline(always)]
+fn jieqi_eval_applies(pos: &Position, params: &EvalParams) -> bool {
+    pos.variant() == Variant::Jieqi && params.jieqi.enabled
+}
+
 /// The evaluation from red's point of view, recording parameter uses into `tracer`.
 #[inline]
 pub fn evaluate_red_with<T: Tracer>(pos: &Position, params: &EvalParams, tracer: &mut T) -> i32 {
-    match pos.variant() {
-        Variant::Jieqi if params.jieqi.enabled => jieqi::eval_red_jieqi(pos, params, tracer),
-        Variant::Xiangqi | Variant::Jieqi => evaluate::eval_red(pos, params, tracer),
+    if jieqi_eval_applies(pos, params) {
+        jieqi::eval_red_jieqi(pos, params, tracer)
+    } else {
+        evaluate::eval_red(pos, params, tracer)
     }
 }
 
@@ -70,7 +77,7 @@ pub struct Partial {
 impl Partial {
     #[inline]
     pub fn new(pos: &Position, params: &EvalParams) -> Option<Partial> {
-        if pos.variant() == Variant::Jieqi && params.jieqi.enabled {
+        if jieqi_eval_applies(pos, params) {
             return None;
         }
         Some(Partial {

@@ -163,15 +163,18 @@ impl MatchResult {
         0.5 + 0.5 * erf((w - l) / (2.0 * (w + l)).sqrt())
     }
 
+    /// The pentanomial counts as reals; `regularize` replaces empty cells by 1e-3 (fishtest,
+    /// fastchess) so that no likelihood or variance degenerates.
+    fn pair_cells(&self, regularize: bool) -> [f64; 5] {
+        self.pentanomial
+            .map(|c| if regularize && c == 0 { 1e-3 } else { c as f64 })
+    }
+
     /// Mean and variance of the per-game score of a pair (pair points / 2), over the pairs.
     /// `regularize` replaces empty cells by 1e-3 as fishtest/fastchess do before an LLR, so the
     /// variance is never zero.
     fn pair_moments(&self, regularize: bool) -> Option<(f64, f64, f64)> {
-        let counts: Vec<f64> = self
-            .pentanomial
-            .iter()
-            .map(|&c| if regularize && c == 0 { 1e-3 } else { c as f64 })
-            .collect();
+        let counts = self.pair_cells(regularize);
         let n: f64 = counts.iter().sum();
         if n == 0.0 {
             return None;
@@ -244,9 +247,7 @@ impl MatchResult {
         if self.pairs() == 0 {
             return 0.0;
         }
-        let counts: [f64; 5] = self
-            .pentanomial
-            .map(|c| if c == 0 { 1e-3 } else { c as f64 });
+        let counts = self.pair_cells(true);
         let (s0, s1) = (elo_to_score(elo0), elo_to_score(elo1));
         let (p0, p1) = (mle_pentanomial(&counts, s0), mle_pentanomial(&counts, s1));
         (0..5).map(|k| counts[k] * (p1[k] / p0[k]).ln()).sum()

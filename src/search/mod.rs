@@ -525,18 +525,34 @@ impl Searcher {
         self.stopped
     }
 
-    /// The static evaluation of `pos`, through the evaluation cache.
+    /// The static evaluation of `pos`, through the evaluation cache: `(value, true)`. Given a
+    /// quiescence window, it may answer lazily instead: when material and position tables alone
+    /// are so far outside the window that the other terms (almost never worth more than
+    /// `qs_lazy_margin` together) cannot bring the score back into it, `(that bound, false)`.
     #[inline(always)]
-    fn cached_eval(&mut self, pos: &Position) -> i32 {
+    fn eval_for(&mut self, pos: &Position, window: Option<(i32, i32)>) -> (i32, bool) {
         let key = pos.key();
-        match self.eval_cache.probe(key) {
-            Some(v) => v,
-            None => {
-                let v = static_eval(pos, &self.eval);
-                self.eval_cache.store(key, v);
-                v
-            }
+        if let Some(v) = self.eval_cache.probe(key) {
+            return (v, true);
         }
+        let v = match Partial::new(pos, &self.eval) {
+            Some(part) => {
+                if let Some((alpha, beta)) = window {
+                    let margin = self.params.qs_lazy_margin;
+                    let lazy = part.lazy(pos);
+                    if lazy - margin >= beta {
+                        return (lazy - margin, false);
+                    }
+                    if lazy + margin <= alpha {
+                        return (lazy + margin, false);
+                    }
+                }
+                clamp_eval(part.finish(pos, &self.eval))
+            }
+            None => static_eval(pos, &self.eval),
+        };
+        self.eval_cache.store(key, v);
+        (v, true)
     }
 
     /// Counts a node of `ply`; false when the search must unwind (stopped, or the node or time
@@ -657,7 +673,7 @@ impl Searcher {
         {
             h.eval
         } else {
-            self.cached_eval(pos)
+            self.eval_for(pos, None).0
         };
         self.eval_stack[ply] = static_eval;
         let improving = !in_check && ply >= 2 && static_eval > self.eval_stack[ply - 2];
@@ -1054,30 +1070,9 @@ impl Searcher {
             }
             (-INF, 0, moves)
         } else {
-            // Lazy evaluation: material and position tables alone, when they are so far
-            // outside the window that the other terms (almost never worth more than
-            // `qs_lazy_margin` together) cannot bring the stand-pat score back into it.
-            let margin = self.params.qs_lazy_margin;
             let (stand_pat, exact) = match hit {
                 Some(h) if h.eval != NO_EVAL => (h.eval, true),
-                _ => match self.eval_cache.probe(key) {
-                    Some(v) => (v, true),
-                    None => match Partial::new(pos, &self.eval) {
-                        Some(part) => {
-                            let lazy = part.lazy(pos);
-                            if lazy - margin >= beta {
-                                (lazy - margin, false)
-                            } else if lazy + margin <= alpha {
-                                (lazy + margin, false)
-                            } else {
-                                let v = clamp_eval(part.finish(pos, &self.eval));
-                                self.eval_cache.store(key, v);
-                                (v, true)
-                            }
-                        }
-                        None => (self.cached_eval(pos), true),
-                    },
-                },
+                _ => self.eval_for(pos, Some((alpha, beta))),
             };
             let stored_eval = if exact { stand_pat } else { NO_EVAL };
             if stand_pat >= beta {
