@@ -89,6 +89,22 @@ pub struct GaArgs {
     /// Spread of the initial population around the start, in steps.
     #[arg(long, default_value_t = 2.0)]
     pub init_sigma: f64,
+    /// Share of mutations that move a whole group together: one rank of a position table (both
+    /// phases), or the middlegame and endgame halves of a tapered value. Tables then change
+    /// shape smoothly instead of square by square; 0 mutates every gene on its own.
+    #[arg(long, default_value_t = 0.5)]
+    #[serde(default)]
+    pub group_rate: f64,
+    /// Candidates re-evaluated after the last generation (the fittest distinct individuals and
+    /// the centroid of the better half) before one is named best; 0 names the fittest as is.
+    #[arg(long, default_value_t = 4)]
+    #[serde(default)]
+    pub final_candidates: usize,
+    /// Games per candidate in that final selection, on openings no generation used (the fitness
+    /// that selected them is biased upwards: the winner's curse).
+    #[arg(long, default_value_t = 64)]
+    #[serde(default)]
+    pub final_games: usize,
 }
 
 /// The GA's knobs, separated from the CLI so tests can drive it on synthetic fitness.
@@ -106,6 +122,8 @@ pub struct GaParams {
     pub crossover: CrossoverKind,
     pub blend_alpha: f64,
     pub init_sigma: f64,
+    /// Share of mutation (and initial spread) shared by a gene's group (see [`gene_groups`]).
+    pub group_rate: f64,
 }
 
 impl GaParams {
@@ -121,8 +139,49 @@ impl GaParams {
             crossover: a.crossover,
             blend_alpha: a.blend_alpha,
             init_sigma: a.init_sigma,
+            group_rate: a.group_rate.clamp(0.0, 1.0),
         }
     }
+}
+
+/// The group of each gene, as an index: genes that differ only in phase (`.mg`/`.eg`) share a
+/// group, and so do the squares of one rank of one position table (`pst.pawn.c5.mg` and
+/// `pst.pawn.e5.eg` are both in `pst.pawn.rank5`). Every other gene is a group of its own.
+pub fn gene_groups(genes: &[Gene]) -> Vec<usize> {
+    let key = |name: &str| -> String {
+        let base = name
+            .strip_suffix(".mg")
+            .or_else(|| name.strip_suffix(".eg"))
+            .unwrap_or(name);
+        match base.rsplit_once('.') {
+            Some((table, sq))
+                if sq.len() == 2
+                    && matches!(sq.as_bytes()[0], b'a'..=b'i')
+                    && sq.as_bytes()[1].is_ascii_digit() =>
+            {
+                format!("{table}.rank{}", &sq[1..])
+            }
+            _ => base.to_string(),
+        }
+    };
+    let mut keys: Vec<String> = Vec::new();
+    genes
+        .iter()
+        .map(|g| {
+            let k = key(&g.name);
+            match keys.iter().position(|x| *x == k) {
+                Some(i) => i,
+                None => {
+                    keys.push(k);
+                    keys.len() - 1
+                }
+            }
+        })
+        .collect()
+}
+
+fn group_count(groups: &[usize]) -> usize {
+    groups.iter().map(|&g| g + 1).max().unwrap_or(0)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -160,6 +219,97 @@ pub struct GaState {
     pub best: Option<Individual>,
     /// Full parameter vector of the starting set.
     pub start_vec: Vec<i32>,
+    /// The last evaluated generation, fittest first (the final selection draws from it).
+    #[serde(default)]
+    pub last: Vec<Individual>,
+    /// The final selection, once played.
+    #[serde(default)]
+    pub chosen: Option<FinalPick>,
+}
+
+/// One candidate of the final selection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// `rank N` (N-th fittest of the last generation) or `centroid`.
+    pub label: String,
+    pub genes: Vec<i32>,
+    /// Mean fitness over the generations that evaluated it (none for the centroid).
+    pub ga_fitness: Option<f64>,
+    pub ga_evals: u32,
+    /// Score against the reference in the final games.
+    #[serde(with = "run::exact")]
+    pub score: f64,
+}
+
+/// The final selection: every candidate's fresh score and the one named best.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FinalPick {
+    pub games: usize,
+    pub candidates: Vec<Candidate>,
+    pub chosen: usize,
+}
+
+/// The candidates of the final selection from the last generation (fittest first): the `k`
+/// fittest distinct genomes, then the rounded mean of the better half if it is new.
+pub fn final_candidates(last: &[Individual], genes: &[Gene], k: usize) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    for (rank, ind) in last.iter().enumerate() {
+        if out.len() >= k {
+            break;
+        }
+        if out.iter().all(|c| c.genes != ind.genes) {
+            out.push(Candidate {
+                label: format!("rank {}", rank + 1),
+                genes: ind.genes.clone(),
+                ga_fitness: (ind.evals > 0).then(|| ind.fitness()),
+                ga_evals: ind.evals,
+                score: 0.0,
+            });
+        }
+    }
+    let half = (last.len() / 2).max(2).min(last.len());
+    if k > 0 && half >= 2 {
+        let centroid: Vec<i32> = (0..genes.len())
+            .map(|i| {
+                let m = last[..half].iter().map(|x| x.genes[i] as f64).sum::<f64>() / half as f64;
+                genes[i].clamp(m.round() as i32)
+            })
+            .collect();
+        if out.iter().all(|c| c.genes != centroid) {
+            out.push(Candidate {
+                label: "centroid".to_string(),
+                genes: centroid,
+                ga_fitness: None,
+                ga_evals: 0,
+                score: 0.0,
+            });
+        }
+    }
+    out
+}
+
+/// Scores the candidates with `fitness` and names the best (ties: the earlier candidate).
+pub fn final_pick(
+    mut candidates: Vec<Candidate>,
+    games: usize,
+    fitness: impl FnOnce(&[Vec<i32>]) -> Vec<f64>,
+) -> FinalPick {
+    let genomes: Vec<Vec<i32>> = candidates.iter().map(|c| c.genes.clone()).collect();
+    let scores = fitness(&genomes);
+    for (c, s) in candidates.iter_mut().zip(scores) {
+        c.score = s;
+    }
+    let mut chosen = 0;
+    for i in 1..candidates.len() {
+        if candidates[i].score > candidates[chosen].score {
+            chosen = i;
+        }
+    }
+    FinalPick {
+        games,
+        candidates,
+        chosen,
+    }
 }
 
 /// One generation's summary (one row of log.csv).
@@ -188,13 +338,19 @@ pub fn initial_population(
     seed: u64,
 ) -> Vec<Individual> {
     let mut rng = ChaCha8Rng::seed_from_u64(mix(seed, &[u64::MAX]));
+    let groups = gene_groups(genes);
+    let (shared, own) = (p.group_rate.sqrt(), (1.0 - p.group_rate).sqrt());
     let mut pop = vec![Individual::new(start.to_vec())];
     while pop.len() < p.population {
+        // each gene: a draw shared by its group plus its own, variance one in all
+        let group_draw: Vec<f64> = (0..group_count(&groups)).map(|_| gauss(&mut rng)).collect();
         let g = start
             .iter()
             .zip(genes)
-            .map(|(&v, g)| {
-                g.clamp(v + (gauss(&mut rng) * p.init_sigma * g.step() as f64).round() as i32)
+            .zip(&groups)
+            .map(|((&v, g), &k)| {
+                let z = shared * group_draw[k] + own * gauss(&mut rng);
+                g.clamp(v + (z * p.init_sigma * g.step() as f64).round() as i32)
             })
             .collect();
         pop.push(Individual::new(g));
@@ -261,6 +417,41 @@ pub fn mutate(v: &mut [i32], genes: &[Gene], pm: f64, scale: f64, rng: &mut impl
     }
 }
 
+/// Mutation with groups: each group moves as one with probability `pm * pg` (one Gaussian
+/// draw in steps, applied to every member), and each gene on its own with `pm * (1 - pg)`.
+/// With `pg == 0` this is [`mutate`].
+pub fn mutate_grouped(
+    v: &mut [i32],
+    genes: &[Gene],
+    groups: &[usize],
+    pm: f64,
+    pg: f64,
+    scale: f64,
+    rng: &mut impl Rng,
+) {
+    if pg <= 0.0 {
+        return mutate(v, genes, pm, scale, rng);
+    }
+    for k in 0..group_count(groups) {
+        if rng.r#gen::<f64>() < pm * pg {
+            let mut z = gauss(rng) * scale;
+            if z.abs() < 0.5 {
+                z = if z < 0.0 { -0.5 } else { 0.5 };
+            }
+            for ((x, g), _) in v
+                .iter_mut()
+                .zip(genes)
+                .zip(groups)
+                .filter(|(_, gk)| **gk == k)
+            {
+                let d = (z * g.step() as f64).round() as i32;
+                *x = g.clamp(*x + if d == 0 { z.signum() as i32 } else { d });
+            }
+        }
+    }
+    mutate(v, genes, pm * (1.0 - pg), scale, rng);
+}
+
 fn tournament(fit: &[f64], k: usize, rng: &mut impl Rng) -> usize {
     let mut best = rng.gen_range(0..fit.len());
     for _ in 1..k {
@@ -285,6 +476,7 @@ where
     F: FnOnce(u64, &[Vec<i32>]) -> Vec<f64>,
 {
     let generation = state.generation;
+    let groups = gene_groups(genes);
     let genomes: Vec<Vec<i32>> = state.population.iter().map(|i| i.genes.clone()).collect();
     let fit_now = fitness(generation, &genomes);
     for (ind, fv) in state.population.iter_mut().zip(&fit_now) {
@@ -299,6 +491,7 @@ where
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| fit[b].total_cmp(&fit[a]).then(a.cmp(&b)));
     state.best = Some(state.population[order[0]].clone());
+    state.last = order.iter().map(|&i| state.population[i].clone()).collect();
 
     let mut rng = ChaCha8Rng::seed_from_u64(mix(seed, &[generation, 0xb4eed]));
     let mut next: Vec<Individual> = order
@@ -329,7 +522,15 @@ where
         } else {
             ga.clone()
         };
-        mutate(&mut child, genes, pm, p.mutation_scale, &mut rng);
+        mutate_grouped(
+            &mut child,
+            genes,
+            &groups,
+            pm,
+            p.group_rate,
+            p.mutation_scale,
+            &mut rng,
+        );
         if &child == ga && !genes.is_empty() {
             // a copy of its parent would spend games on a known genome: move one gene
             let i = rng.gen_range(0..genes.len());
@@ -470,6 +671,8 @@ fn prepare(args: &GaArgs) -> Result<(PathBuf, GaArgs, Space, ParamSet, GaState),
         population: initial_population(&space.values(), &space.genes(), &p, args.common.seed),
         best: None,
         start_vec: start.to_vec(),
+        last: Vec::new(),
+        chosen: None,
     };
     run::write_json(&dir.join("checkpoints/state.json"), &state)?;
     Ok((dir, args.clone(), space, start, state))
@@ -549,11 +752,49 @@ where
         ));
     }
     bar.finish();
-    let best_genes = state
-        .best
-        .as_ref()
-        .map(|b| b.genes.clone())
-        .unwrap_or_else(|| space.values());
+    if state.chosen.is_none() && args.final_candidates > 0 && args.final_games > 0 {
+        let candidates = final_candidates(&state.last, &genes, args.final_candidates);
+        if candidates.len() > 1 {
+            println!(
+                "final selection: {} candidates x {} games against the start",
+                candidates.len(),
+                args.final_games
+            );
+            let mut fa = args.clone();
+            fa.games = args.final_games;
+            fa.fitness = FitnessMode::Reference;
+            // a generation number no generation uses: fresh openings
+            let pick = pool.install(|| {
+                final_pick(candidates, args.final_games, |g| {
+                    fitness(&space, &start, &fa, u64::MAX - 1, g)
+                })
+            });
+            state.chosen = Some(pick);
+            run::write_json(&dir.join("checkpoints/state.json"), &state)?;
+        }
+    }
+    if let Some(pick) = &state.chosen {
+        for (i, c) in pick.candidates.iter().enumerate() {
+            println!(
+                "  {} {:<9} ga fitness {} ({} evals), final score {:.3} ({:+.0} Elo)",
+                if i == pick.chosen { "*" } else { " " },
+                c.label,
+                c.ga_fitness.map_or("-".to_string(), |x| format!("{x:.3}")),
+                c.ga_evals,
+                c.score,
+                elo_from_score(c.score)
+            );
+        }
+        run::write_json(&dir.join("final.json"), pick)?;
+    }
+    let best_genes = match &state.chosen {
+        Some(pick) => pick.candidates[pick.chosen].genes.clone(),
+        None => state
+            .best
+            .as_ref()
+            .map(|b| b.genes.clone())
+            .unwrap_or_else(|| space.values()),
+    };
     let best = space.apply(&best_genes);
     let v = pool.install(|| run::finish_run(&dir, &best, &start, &args.common))?;
     super::plot::plot_run_quiet(&dir);
@@ -613,7 +854,114 @@ mod tests {
             crossover: CrossoverKind::Mixed,
             blend_alpha: 0.5,
             init_sigma: 3.0,
+            group_rate: 0.0,
         }
+    }
+
+    #[test]
+    fn groups_are_table_ranks_and_phase_pairs() {
+        let space = Space::new(
+            ParamSet::default_of(super::super::space::SpaceKind::Eval),
+            "",
+        )
+        .unwrap();
+        let gs = space.genes();
+        let groups = gene_groups(&gs);
+        let id = |name: &str| groups[gs.iter().position(|g| g.name == name).unwrap()];
+        assert_eq!(id("pst.pawn.c5.mg"), id("pst.pawn.e5.eg"));
+        assert_eq!(id("pst.pawn.a5.mg"), id("pst.pawn.c5.mg"));
+        assert_ne!(id("pst.pawn.c5.mg"), id("pst.pawn.c6.mg"));
+        assert_ne!(id("pst.pawn.e5.mg"), id("pst.horse.e5.mg"));
+        assert_eq!(id("mobility.rook.mg"), id("mobility.rook.eg"));
+        assert_ne!(id("mobility.rook.mg"), id("mobility.horse.mg"));
+        assert_ne!(id("material.rook.mg"), id("mobility.rook.mg"));
+        // ids are dense: 0..count
+        let n = group_count(&groups);
+        assert!((0..n).all(|k| groups.contains(&k)));
+        assert!(n < gs.len() / 2, "{n} groups for {} genes", gs.len());
+    }
+
+    fn grouped_genes() -> (Vec<Gene>, Vec<usize>) {
+        let gs: Vec<Gene> = [
+            "t.a1.mg", "t.c1.mg", "t.a1.eg", "t.a2.mg", "m.mg", "m.eg", "x",
+        ]
+        .iter()
+        .map(|n| Gene {
+            name: n.to_string(),
+            value: 0,
+            min: -100,
+            max: 100,
+            step: 2,
+        })
+        .collect();
+        let groups = gene_groups(&gs);
+        assert_eq!(groups, vec![0, 0, 0, 1, 2, 2, 3]);
+        (gs, groups)
+    }
+
+    #[test]
+    fn group_mutation_moves_a_group_as_one() {
+        let (gs, groups) = grouped_genes();
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        for _ in 0..100 {
+            let mut v = vec![0; gs.len()];
+            mutate_grouped(&mut v, &gs, &groups, 1.0, 1.0, 3.0, &mut rng);
+            assert!(v[0] != 0 && v[0] == v[1] && v[1] == v[2], "{v:?}");
+            assert!(v[4] != 0 && v[4] == v[5], "{v:?}");
+            assert!(v[3] != 0 && v[6] != 0);
+        }
+        // no group share: genes move on their own (some group member differs)
+        let mut differs = false;
+        for _ in 0..20 {
+            let mut v = vec![0; gs.len()];
+            mutate_grouped(&mut v, &gs, &groups, 1.0, 0.0, 3.0, &mut rng);
+            differs |= v[0] != v[1] || v[1] != v[2];
+        }
+        assert!(differs);
+        // the initial spread is shared the same way
+        let mut p = params();
+        p.group_rate = 1.0;
+        p.population = 6;
+        for ind in initial_population(&[0; 7], &gs, &p, 8).iter().skip(1) {
+            let v = &ind.genes;
+            assert!(v[0] == v[1] && v[1] == v[2] && v[4] == v[5], "{v:?}");
+        }
+    }
+
+    #[test]
+    fn final_selection_takes_fresh_scores() {
+        let (gs, _) = grouped_genes();
+        let ind = |g: i32, fit: f64| Individual {
+            genes: vec![g; 7],
+            fit_sum: fit,
+            evals: 1,
+        };
+        let last = vec![
+            ind(10, 0.9),
+            ind(10, 0.9),
+            ind(4, 0.8),
+            ind(0, 0.7),
+            ind(-2, 0.1),
+        ];
+        let c = final_candidates(&last, &gs, 3);
+        let labels: Vec<&str> = c.iter().map(|c| c.label.as_str()).collect();
+        // the duplicate is skipped; the centroid of the better half (10, 10) equals rank 1
+        assert_eq!(labels, vec!["rank 1", "rank 3", "rank 4"]);
+        let last = vec![ind(10, 0.9), ind(4, 0.8), ind(0, 0.7), ind(-2, 0.1)];
+        let c = final_candidates(&last, &gs, 2);
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[2].label, "centroid");
+        assert_eq!(c[2].genes, vec![7; 7]);
+        assert_eq!(c[0].ga_fitness, Some(0.9));
+        // the fresh scores decide, not the GA fitness
+        let pick = final_pick(c, 8, |g| {
+            g.iter()
+                .map(|x| 1.0 - (x[0] - 4).abs() as f64 / 10.0)
+                .collect()
+        });
+        assert_eq!(pick.chosen, 1);
+        assert_eq!(pick.candidates[1].genes, vec![4; 7]);
+        assert_eq!(pick.candidates[0].score, 0.4);
     }
 
     /// Synthetic fitness: closeness to a target vector, deterministic.
@@ -688,6 +1036,8 @@ mod tests {
             population: initial_population(&[0; 8], &gs, &p, 5),
             best: None,
             start_vec: vec![0; 8],
+            last: Vec::new(),
+            chosen: None,
         };
         let mut bests = vec![];
         for _ in 0..60 {
@@ -727,6 +1077,8 @@ mod tests {
                 population: initial_population(&[0; 6], &gs, &p, seed),
                 best: None,
                 start_vec: vec![],
+                last: Vec::new(),
+                chosen: None,
             };
             for _ in 0..10 {
                 ga_step(&mut s, &gs, &p, seed, &fit);
@@ -825,6 +1177,12 @@ mod run_tests {
         assert_eq!(
             without_time(&log),
             without_time(&read(&resumed.dir, "log.csv"))
+        );
+        let pick: FinalPick = run::read_json(&full.dir.join("final.json")).unwrap();
+        assert!(pick.candidates.len() > 1);
+        assert_eq!(
+            full.best.as_ref(),
+            Some(&pick.candidates[pick.chosen].genes)
         );
         assert!(full.dir.join("plots/fitness.png").exists());
         assert!(full.dir.join("plots/fitness.svg").exists());
