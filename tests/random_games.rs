@@ -29,8 +29,8 @@ fn check_position(pos: &Position) -> Result<(), TestCaseError> {
 }
 
 /// Every generated move is legal by the slow definition (the own king is not attacked after
-/// it), captures are the subset that take a piece, `gives_check` agrees with the result, and no
-/// checking move lies outside `check_zone`.
+/// it), captures are the subset that take a piece, `gives_check` agrees with the result, no
+/// checking move lies outside `check_zone`, and `key_after` predicts the key `make_move` gives.
 fn check_moves(pos: &mut Position) -> Result<(), TestCaseError> {
     let moves = pos.legal_moves();
     let captures = pos.legal_captures();
@@ -50,7 +50,9 @@ fn check_moves(pos: &mut Position) -> Result<(), TestCaseError> {
             "{} checks outside the zone",
             m
         );
+        let predicted = pos.key_after(m);
         pos.make_move(m);
+        prop_assert_eq!(predicted, pos.key(), "key_after({})", m);
         prop_assert!(
             !pos.is_attacked(pos.king_square(us), us.flip()),
             "{m} leaves king attacked"

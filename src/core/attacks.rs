@@ -144,6 +144,29 @@ static SPREAD: [Bitboard; 1024] = {
     t
 };
 
+/// `SQUARE_BB[s]`: the set of square `s` alone (a table load is cheaper than a variable
+/// 128-bit shift).
+pub static SQUARE_BB: [Bitboard; 90] = {
+    let mut t = [0u128; 90];
+    let mut s = 0;
+    while s < 90 {
+        t[s] = 1u128 << s;
+        s += 1;
+    }
+    t
+};
+
+/// `ROT_BB[s]`: square `s` in the file-major occupancy set.
+pub static ROT_BB: [Bitboard; 90] = {
+    let mut t = [0u128; 90];
+    let mut s = 0;
+    while s < 90 {
+        t[s] = 1u128 << ((s % 9) * 10 + s / 9);
+        s += 1;
+    }
+    t
+};
+
 /// Index of a square in the file-major occupancy set.
 pub const ROT_INDEX: [u8; 90] = {
     let mut t = [0u8; 90];
@@ -508,12 +531,20 @@ impl Iterator for Squares {
     type Item = usize;
     #[inline(always)]
     fn next(&mut self) -> Option<usize> {
-        if self.0 == 0 {
-            return None;
+        // Word by word: u128 `trailing_zeros` and `x & (x - 1)` cost a carry chain and a
+        // select each; on the two halves they are one instruction (a tenth of the search's
+        // instructions went here).
+        let lo = self.0 as u64;
+        let hi = (self.0 >> 64) as u64;
+        if lo != 0 {
+            self.0 = ((hi as u128) << 64) | (lo & lo.wrapping_sub(1)) as u128;
+            Some(lo.trailing_zeros() as usize)
+        } else if hi != 0 {
+            self.0 = ((hi & hi.wrapping_sub(1)) as u128) << 64;
+            Some(64 + hi.trailing_zeros() as usize)
+        } else {
+            None
         }
-        let s = self.0.trailing_zeros() as usize;
-        self.0 &= self.0 - 1;
-        Some(s)
     }
 }
 

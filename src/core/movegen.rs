@@ -38,7 +38,10 @@ impl MoveList {
     #[inline(always)]
     pub fn new() -> MoveList {
         MoveList {
-            moves: [MaybeUninit::uninit(); MAX_MOVES],
+            // SAFETY: an array of `MaybeUninit` needs no initialisation (the idiom of the
+            // `MaybeUninit` docs). The array-repeat `[MaybeUninit::uninit(); N]` compiled to a
+            // 1 KB memset per list.
+            moves: unsafe { MaybeUninit::uninit().assume_init() },
             len: 0,
         }
     }
@@ -80,10 +83,29 @@ impl MoveList {
         m
     }
 
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
     /// Keeps the first `len` moves (no-op when the list is shorter).
     #[inline(always)]
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
+    }
+
+    /// Keeps the moves for which `keep` holds (in order).
+    #[inline]
+    pub fn retain(&mut self, mut keep: impl FnMut(Move) -> bool) {
+        let mut w = 0;
+        for i in 0..self.len {
+            let m = self.as_slice()[i];
+            if keep(m) {
+                self.moves[w] = MaybeUninit::new(m);
+                w += 1;
+            }
+        }
+        self.len = w;
     }
 
     pub fn contains(&self, m: Move) -> bool {
@@ -217,10 +239,10 @@ impl Position {
     fn legal_slow(&self, m: Move, ksq: usize) -> bool {
         let from = m.from().index();
         let to = m.to().index();
-        let from_bb = 1u128 << from;
-        let to_bb = 1u128 << to;
+        let from_bb = SQUARE_BB[from];
+        let to_bb = SQUARE_BB[to];
         let occ = (self.occupied() & !from_bb) | to_bb;
-        let occ_rot = (self.occ_rot & !(1u128 << ROT_INDEX[from])) | (1u128 << ROT_INDEX[to]);
+        let occ_rot = (self.occ_rot & !ROT_BB[from]) | ROT_BB[to];
         let k = if from == ksq { to } else { ksq };
         !self.attacked_with(k, self.side.flip(), occ, occ_rot, to_bb)
     }
@@ -237,7 +259,7 @@ impl Position {
         let mut i = start;
         while i < list.len() {
             let m = list.as_slice()[i];
-            let touched = (1u128 << m.from().0) | (1u128 << m.to().0);
+            let touched = SQUARE_BB[m.from().index()] | SQUARE_BB[m.to().index()];
             if touched & danger != 0 && !self.legal_slow(m, ksq) {
                 list.swap_remove(i);
             } else {
@@ -298,7 +320,7 @@ impl Position {
         from: usize,
         targets: Bitboard,
     ) {
-        if legal.pinned & (1u128 << from) == 0 {
+        if legal.pinned & SQUARE_BB[from] == 0 {
             sink.add_targets(from, targets & legal.free_target);
         } else {
             for to in Squares(targets & legal.target) {
@@ -372,17 +394,36 @@ impl Position {
         }
     }
 
+    /// Appends the legal moves onto `target` in any variant to `list`.
+    #[inline(always)]
+    fn legal_onto_into(&self, list: &mut MoveList, target: Bitboard, quiet_ok: bool) {
+        if self.variant == Variant::Xiangqi {
+            self.generate_legal(list, target, quiet_ok);
+        } else {
+            let start = list.len();
+            self.generate_pseudo(list, target, quiet_ok);
+            self.filter_legal(list, start);
+        }
+    }
+
     /// Legal moves onto `target` in any variant.
     #[inline(always)]
     fn legal_onto(&self, target: Bitboard, quiet_ok: bool) -> MoveList {
         let mut list = MoveList::new();
-        if self.variant == Variant::Xiangqi {
-            self.generate_legal(&mut list, target, quiet_ok);
-        } else {
-            self.generate_pseudo(&mut list, target, quiet_ok);
-            self.filter_legal(&mut list, 0);
-        }
+        self.legal_onto_into(&mut list, target, quiet_ok);
         list
+    }
+
+    /// Appends the legal captures to `list` (the search's staged picker fills its own buffer).
+    #[inline]
+    pub fn legal_captures_into(&self, list: &mut MoveList) {
+        self.legal_onto_into(list, self.by_color[self.side.flip().index()], false);
+    }
+
+    /// Appends the legal non-captures to `list`.
+    #[inline]
+    pub fn legal_quiets_into(&self, list: &mut MoveList) {
+        self.legal_onto_into(list, !self.occupied() & ALL, true);
     }
 
     /// All legal moves. For Jieqi dark movers the move carries no reveal yet: the caller (search

@@ -97,6 +97,25 @@ impl Position {
         self.key
     }
 
+    /// The key `make_move(m)` will give, for a move of a revealed piece onto a revealed piece or
+    /// an empty square (computed without making it, so the search can start loading the
+    /// child's table entry early); for moves that involve dark pieces, an unrelated key.
+    #[inline(always)]
+    pub fn key_after(&self, m: Move) -> u64 {
+        let (from, to) = (m.from().index(), m.to().index());
+        let code = self.board[from] as usize;
+        let captured = self.board[to] as usize;
+        self.key
+            ^ KEYS.side
+            ^ KEYS.piece[code][from]
+            ^ KEYS.piece[code][to]
+            ^ if captured != 0 {
+                KEYS.piece[captured][to]
+            } else {
+                0
+            }
+    }
+
     #[inline(always)]
     pub fn variant(&self) -> Variant {
         self.variant
@@ -182,21 +201,21 @@ impl Position {
     #[inline(always)]
     pub(crate) fn put_piece(&mut self, sq: usize, code: u8) {
         let p = Piece::from_code(code).expect("valid piece code");
-        let b = 1u128 << sq;
+        let b = SQUARE_BB[sq];
         self.board[sq] = code;
         self.by_color[p.color.index()] |= b;
         self.by_kind[p.kind.index()] |= b;
-        self.occ_rot |= 1u128 << ROT_INDEX[sq];
+        self.occ_rot |= ROT_BB[sq];
     }
 
     #[inline(always)]
     fn remove_piece(&mut self, sq: usize, code: u8) {
         let c = (code - 1) as usize;
-        let b = !(1u128 << sq);
+        let b = !SQUARE_BB[sq];
         self.board[sq] = 0;
         self.by_color[c / 7] &= b;
         self.by_kind[c % 7] &= b;
-        self.occ_rot &= !(1u128 << ROT_INDEX[sq]);
+        self.occ_rot &= !ROT_BB[sq];
     }
 
     /// Key recomputed from scratch (the incremental key must always equal it).
@@ -298,8 +317,8 @@ impl Position {
         let to = m.to().index();
         let code = self.board[from];
         let captured = self.board[to];
-        let to_bb = 1u128 << to;
-        let from_bb = 1u128 << from;
+        let to_bb = SQUARE_BB[to];
+        let from_bb = SQUARE_BB[from];
         let captured_dark = self.dark & to_bb != 0;
         let moved_dark = self.dark & from_bb != 0;
         // Jieqi suffixes are kept only where they apply, so that unmake can trust them.
@@ -443,7 +462,7 @@ impl Position {
     /// Whether `m` might give check: false only when it cannot (see [`Position::check_zone`]).
     #[inline(always)]
     pub fn may_give_check(&self, m: Move, zone: Bitboard) -> bool {
-        zone & ((1u128 << m.from().index()) | (1u128 << m.to().index())) != 0
+        zone & (SQUARE_BB[m.from().index()] | SQUARE_BB[m.to().index()]) != 0
     }
 
     /// Whether playing `m` (legal) gives check.
@@ -452,10 +471,10 @@ impl Position {
         let to = m.to().index();
         let us = self.side;
         let them_k = self.king_square(us.flip()).index();
-        let from_bb = 1u128 << from;
-        let to_bb = 1u128 << to;
+        let from_bb = SQUARE_BB[from];
+        let to_bb = SQUARE_BB[to];
         let occ = (self.occupied() & !from_bb) | to_bb;
-        let occ_rot = (self.occ_rot & !(1u128 << ROT_INDEX[from])) | (1u128 << ROT_INDEX[to]);
+        let occ_rot = (self.occ_rot & !ROT_BB[from]) | ROT_BB[to];
         // Evaluate attackers with the mover relocated: temporarily build a copy of the sets.
         let mut tmp = self.clone_shallow();
         let code = self.board[from];

@@ -172,6 +172,8 @@ pub struct Searcher {
     /// tables keep evaluations made with the old ones.
     pub eval: Arc<EvalParams>,
     pub params: Arc<SearchParams>,
+    /// `params`' per-node values, refreshed at the start of every search.
+    node_params: NodeParams,
     /// Chance nodes on the current path.
     chance_nested: i32,
     stop: Arc<AtomicBool>,
@@ -281,6 +283,57 @@ impl EvalCache {
     }
 }
 
+/// The search parameters the main search reads at every node, copied out of the shared
+/// `SearchParams` when a search starts (a plain copy per node instead of an `Arc` clone).
+#[derive(Clone, Copy, Debug, Default)]
+struct NodeParams {
+    rfp_max_depth: i32,
+    rfp_margin: i32,
+    razor_max_depth: i32,
+    razor_margin: i32,
+    nmp_min_depth: i32,
+    nmp_base_reduction: i32,
+    nmp_depth_divisor: i32,
+    nmp_eval_divisor: i32,
+    iir_min_depth: i32,
+    chance_dark_reduce_min: i32,
+    lmp_base: i32,
+    lmp_max_depth: i32,
+    futility_max_depth: i32,
+    futility_base: i32,
+    futility_margin: i32,
+    lmr_min_depth: i32,
+    lmr_min_moves: i32,
+    lmr_history_divisor: i32,
+    history_max: i32,
+}
+
+impl NodeParams {
+    fn of(p: &SearchParams) -> NodeParams {
+        NodeParams {
+            rfp_max_depth: p.rfp_max_depth,
+            rfp_margin: p.rfp_margin,
+            razor_max_depth: p.razor_max_depth,
+            razor_margin: p.razor_margin,
+            nmp_min_depth: p.nmp_min_depth,
+            nmp_base_reduction: p.nmp_base_reduction,
+            nmp_depth_divisor: p.nmp_depth_divisor,
+            nmp_eval_divisor: p.nmp_eval_divisor,
+            iir_min_depth: p.iir_min_depth,
+            chance_dark_reduce_min: p.chance_dark_reduce_min,
+            lmp_base: p.lmp_base,
+            lmp_max_depth: p.lmp_max_depth,
+            futility_max_depth: p.futility_max_depth,
+            futility_base: p.futility_base,
+            futility_margin: p.futility_margin,
+            lmr_min_depth: p.lmr_min_depth,
+            lmr_min_moves: p.lmr_min_moves,
+            lmr_history_divisor: p.lmr_history_divisor,
+            history_max: p.history_max,
+        }
+    }
+}
+
 /// The static evaluation, kept clear of the mate range whatever the parameters say.
 #[inline(always)]
 fn static_eval(pos: &Position, eval: &EvalParams) -> i32 {
@@ -295,6 +348,7 @@ fn clamp_eval(v: i32) -> i32 {
 impl Searcher {
     pub fn new(eval: Arc<EvalParams>, params: Arc<SearchParams>, hash_mb: usize) -> Searcher {
         let mut s = Searcher {
+            node_params: NodeParams::of(&params),
             eval,
             params,
             chance_nested: 0,
@@ -413,6 +467,7 @@ impl Searcher {
             pv: vec![root_moves[0]],
         };
         let p = self.params.clone();
+        self.node_params = NodeParams::of(&p);
         let mut prev_score = 0;
         for depth in 1..=max_depth {
             self.root_depth = depth;
@@ -665,7 +720,7 @@ impl Searcher {
             return h.score;
         }
 
-        let p = self.params.clone();
+        let p = self.node_params;
         let static_eval = if in_check {
             -INF
         } else if let Some(h) = hit
@@ -785,8 +840,8 @@ impl Searcher {
                 picker.skip_quiets_outside(pos, check_zone);
                 continue;
             }
+            self.tt.prefetch(pos.key_after(m));
             pos.make_move(m);
-            self.tt.prefetch(pos.key());
             let gives_check = pos.in_check();
             if prunable && !gives_check && prune(searched, alpha) {
                 pos.unmake_move();
@@ -1096,6 +1151,7 @@ impl Searcher {
         let mut picker = ScoredMoves::captures(pos, moves, tt_move);
         let mut best_move = Move::NULL;
         while let Some((m, _)) = picker.next_move() {
+            self.tt.prefetch(pos.key_after(m));
             if !in_check {
                 let attacker = pos
                     .piece_at(m.from())
@@ -1109,7 +1165,6 @@ impl Searcher {
                 self.chance_static(pos, m)
             } else {
                 pos.make_move(m);
-                self.tt.prefetch(pos.key());
                 let v = -self.qsearch(pos, -beta, -alpha, ply + 1);
                 pos.unmake_move();
                 v

@@ -99,7 +99,7 @@ pub fn is_legal_fast(pos: &Position, m: Move) -> bool {
     let Some(p) = pos.piece_at(m.from()) else {
         return false;
     };
-    let to_bb = 1u128 << to;
+    let to_bb = SQUARE_BB[to];
     if p.color != us || pos.pieces(us) & to_bb != 0 {
         return false;
     }
@@ -123,25 +123,40 @@ pub fn is_legal_fast(pos: &Position, m: Move) -> bool {
     if targets & to_bb == 0 {
         return false;
     }
-    let from_bb = 1u128 << from;
+    let from_bb = SQUARE_BB[from];
     let occ2 = (occ & !from_bb) | to_bb;
-    let rot2 = (occ_rot & !(1u128 << ROT_INDEX[from])) | (1u128 << ROT_INDEX[to]);
+    let rot2 = (occ_rot & !ROT_BB[from]) | ROT_BB[to];
     let ksq = pos.king_square(us).index();
     let k = if from == ksq { to } else { ksq };
     !pos.attacked_with(k, us.flip(), occ2, rot2, to_bb)
 }
 
-/// The main search's move source in two stages: the TT move alone (checked with
-/// [`is_legal_fast`]), and only if it does not cut off, all legal moves scored and picked
-/// best-first. A cut-off by the TT move, the common case, costs no move generation.
+/// The main search's move source in stages (Stockfish's `MovePicker`): the TT move alone
+/// (checked with [`is_legal_fast`]); the captures, generated then and picked by MVV-LVA; the
+/// two killers (checked the same way); the quiet moves, generated last and picked by history.
+/// A cut-off in an early stage costs none of the later generation, and the common case, a
+/// cut-off by the TT move, costs no generation at all.
 pub struct StagedMoves {
     tt_move: Move,
     stage: u8,
-    list: Option<ScoredMoves>,
     killers: [Move; 2],
+    /// Killers get their own stage where the fast legality test applies (Xiangqi); otherwise
+    /// they are scored inside the quiet stage.
+    killer_stage: bool,
+    next_killer: usize,
+    list: ScoredMoves,
+    /// Set once pruning holds: quiet moves generated later keep only those that may check.
+    quiet_zone: Option<crate::core::Bitboard>,
     /// Moves handed out so far (0 at the end means no legal move).
     pub yielded: usize,
 }
+
+const STAGE_TT: u8 = 0;
+const STAGE_GEN_CAPTURES: u8 = 1;
+const STAGE_CAPTURES: u8 = 2;
+const STAGE_KILLERS: u8 = 3;
+const STAGE_GEN_QUIETS: u8 = 4;
+const STAGE_QUIETS: u8 = 5;
 
 impl StagedMoves {
     pub fn new(pos: &Position, tt_move: Move, killers: [Move; 2]) -> StagedMoves {
@@ -152,56 +167,104 @@ impl StagedMoves {
         };
         StagedMoves {
             tt_move,
-            stage: 0,
-            list: None,
+            stage: STAGE_TT,
             killers,
+            killer_stage: pos.variant() == crate::core::Variant::Xiangqi,
+            next_killer: 0,
+            list: ScoredMoves::empty(),
+            quiet_zone: None,
             yielded: 0,
         }
     }
 
     #[inline]
+    fn hand_out(&mut self, m: Move, score: i32) -> Option<(Move, i32)> {
+        self.yielded += 1;
+        Some((m, score))
+    }
+
+    #[inline]
     pub fn next_move(&mut self, pos: &Position, heur: &Heuristics) -> Option<(Move, i32)> {
-        if self.stage == 0 {
-            self.stage = 1;
-            if !self.tt_move.is_null() {
-                self.yielded += 1;
-                return Some((self.tt_move, TT_SCORE));
+        loop {
+            match self.stage {
+                STAGE_TT => {
+                    self.stage = STAGE_GEN_CAPTURES;
+                    if !self.tt_move.is_null() {
+                        return self.hand_out(self.tt_move, TT_SCORE);
+                    }
+                }
+                STAGE_GEN_CAPTURES => {
+                    self.list.moves.clear();
+                    pos.legal_captures_into(&mut self.list.moves);
+                    self.list.score_captures(pos);
+                    self.stage = STAGE_CAPTURES;
+                }
+                STAGE_CAPTURES => {
+                    while let Some((m, s)) = self.list.next_move() {
+                        if m != self.tt_move {
+                            return self.hand_out(m, s);
+                        }
+                    }
+                    self.stage = if self.killer_stage {
+                        STAGE_KILLERS
+                    } else {
+                        STAGE_GEN_QUIETS
+                    };
+                }
+                STAGE_KILLERS => {
+                    while self.next_killer < 2 {
+                        let i = self.next_killer;
+                        let k = self.killers[i];
+                        self.next_killer += 1;
+                        if k != self.tt_move
+                            && !k.is_null()
+                            && (i == 0 || k != self.killers[0])
+                            && !pos.is_capture(k)
+                            && is_legal_fast(pos, k)
+                        {
+                            return self.hand_out(k, KILLER_SCORE + 1 - i as i32);
+                        }
+                    }
+                    self.stage = STAGE_GEN_QUIETS;
+                }
+                STAGE_GEN_QUIETS => {
+                    self.list.moves.clear();
+                    pos.legal_quiets_into(&mut self.list.moves);
+                    if let Some(zone) = self.quiet_zone {
+                        self.list.moves.retain(|m| pos.may_give_check(m, zone));
+                    }
+                    let killers = if self.killer_stage {
+                        [Move::NULL; 2]
+                    } else {
+                        self.killers
+                    };
+                    self.list.score_quiets(pos, killers, heur);
+                    self.stage = STAGE_QUIETS;
+                }
+                STAGE_QUIETS => {
+                    while let Some((m, s)) = self.list.next_move() {
+                        let killer =
+                            self.killer_stage && (m == self.killers[0] || m == self.killers[1]);
+                        if m != self.tt_move && !killer {
+                            return self.hand_out(m, s);
+                        }
+                    }
+                    return None;
+                }
+                _ => return None,
             }
         }
-        if self.stage == 1 {
-            self.stage = 2;
-            // The TT move stays in the list (scored first, then skipped) so that the order
-            // of the others is exactly that of a single-stage picker.
-            self.list = Some(ScoredMoves::new(
-                pos,
-                pos.legal_moves(),
-                self.tt_move,
-                self.killers,
-                heur,
-            ));
-        }
-        let list = self.list.as_mut()?;
-        let mut r = list.next_move();
-        if let Some((m, _)) = r
-            && m == self.tt_move
-        {
-            r = list.next_move();
-        }
-        if r.is_some() {
-            self.yielded += 1;
-        }
-        r
     }
-}
 
-impl StagedMoves {
     /// Drops the quiet moves not handed out yet whose squares both miss `zone`: once late-move
     /// or futility pruning holds at a node it holds for every later quiet move, and a quiet move
     /// outside the check zone cannot give check, so none of them would be searched. Saves
-    /// picking them one by one.
+    /// picking them one by one (or, before the quiet stage, listing them at all).
     pub fn skip_quiets_outside(&mut self, pos: &Position, zone: crate::core::Bitboard) {
-        if let Some(list) = self.list.as_mut() {
-            list.retain_rest(|m| pos.is_capture(m) || pos.may_give_check(m, zone));
+        if self.stage == STAGE_QUIETS {
+            self.list.retain_rest(|m| pos.may_give_check(m, zone));
+        } else {
+            self.quiet_zone = Some(zone);
         }
     }
 }
@@ -219,25 +282,36 @@ type Scores = [MaybeUninit<i32>; crate::core::movegen::MAX_MOVES];
 
 #[inline(always)]
 fn new_scores() -> Scores {
-    [MaybeUninit::uninit(); crate::core::movegen::MAX_MOVES]
+    // SAFETY: an array of `MaybeUninit` needs no initialisation (see `MoveList::new`).
+    unsafe { MaybeUninit::uninit().assume_init() }
 }
 
 impl ScoredMoves {
-    /// Scores every move of `moves` for the main search.
-    pub fn new(
-        pos: &Position,
-        moves: MoveList,
-        tt_move: Move,
-        killers: [Move; 2],
-        heur: &Heuristics,
-    ) -> ScoredMoves {
-        let mut scores = new_scores();
-        for (i, &m) in moves.iter().enumerate() {
-            scores[i] = MaybeUninit::new(if m == tt_move {
-                TT_SCORE
-            } else if pos.is_capture(m) {
-                CAPTURE_SCORE + mvv_lva(pos, m)
-            } else if m == killers[0] {
+    /// An empty list (nothing initialised: the stages fill it in place).
+    #[inline(always)]
+    pub fn empty() -> ScoredMoves {
+        ScoredMoves {
+            moves: MoveList::new(),
+            scores: new_scores(),
+            next: 0,
+        }
+    }
+
+    /// Scores the captures now in `moves` by MVV-LVA and starts picking from the first.
+    #[inline]
+    pub fn score_captures(&mut self, pos: &Position) {
+        for (i, &m) in self.moves.iter().enumerate() {
+            self.scores[i] = MaybeUninit::new(CAPTURE_SCORE + mvv_lva(pos, m));
+        }
+        self.next = 0;
+    }
+
+    /// Scores the quiet moves now in `moves` by history (killers above) and starts picking
+    /// from the first.
+    #[inline]
+    pub fn score_quiets(&mut self, pos: &Position, killers: [Move; 2], heur: &Heuristics) {
+        for (i, &m) in self.moves.iter().enumerate() {
+            self.scores[i] = MaybeUninit::new(if m == killers[0] {
                 KILLER_SCORE + 1
             } else if m == killers[1] {
                 KILLER_SCORE
@@ -245,11 +319,7 @@ impl ScoredMoves {
                 heur.history_of(pos, m)
             });
         }
-        ScoredMoves {
-            moves,
-            scores,
-            next: 0,
-        }
+        self.next = 0;
     }
 
     /// Captures only (or evasions), by MVV-LVA with the TT move first.
@@ -322,6 +392,89 @@ mod tests {
     use super::*;
     use crate::core::Square;
     use rand::{Rng, SeedableRng};
+
+    /// The staged picker hands out every legal move exactly once, whatever TT move and killers
+    /// it is given (legal, illegal or captures): the TT move first, then captures by MVV-LVA,
+    /// then the legal quiet killers, then the other quiet moves; and after
+    /// `skip_quiets_outside` no later quiet move outside the zone.
+    #[test]
+    fn staged_picker_yields_each_legal_move_once() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let heur = Heuristics::new(8);
+        let mut positions = 0;
+        for game in 0..30 {
+            let mut pos = if game % 3 == 2 {
+                Position::startpos_of(crate::core::Variant::Jieqi)
+            } else {
+                Position::startpos()
+            };
+            for _ in 0..rng.gen_range(0..120) {
+                let legal = pos.legal_moves();
+                if legal.is_empty() {
+                    break;
+                }
+                let pick = |rng: &mut rand_chacha::ChaCha8Rng| {
+                    if rng.gen_bool(0.7) {
+                        legal[rng.gen_range(0..legal.len())]
+                    } else {
+                        Move::new(Square(rng.gen_range(0..90)), Square(rng.gen_range(0..90)))
+                    }
+                };
+                let (tt, k0, k1) = (pick(&mut rng), pick(&mut rng), pick(&mut rng));
+                let mut picker = StagedMoves::new(&pos, tt, [k0, k1]);
+                let mut seen = Vec::new();
+                let mut phase = 0; // 0 tt, 1 captures, 2 killers, 3 quiets
+                while let Some((m, score)) = picker.next_move(&pos, &heur) {
+                    assert!(legal.contains(m), "{m} not legal");
+                    assert!(!seen.contains(&m), "{m} twice");
+                    let p = if score == TT_SCORE {
+                        0
+                    } else if pos.is_capture(m) {
+                        1
+                    } else if score >= KILLER_SCORE {
+                        2
+                    } else {
+                        3
+                    };
+                    assert!(p >= phase, "{m} (stage {p}) after stage {phase}");
+                    if p == 0 {
+                        assert_eq!(m, tt);
+                    }
+                    phase = p;
+                    seen.push(m);
+                }
+                assert_eq!(seen.len(), legal.len());
+                assert_eq!(picker.yielded, legal.len());
+                // skipping: no quiet move outside the zone comes after the call
+                let zone = pos.check_zone();
+                let mut picker = StagedMoves::new(&pos, tt, [k0, k1]);
+                let first = picker.next_move(&pos, &heur);
+                picker.skip_quiets_outside(&pos, zone);
+                let mut rest = Vec::new();
+                while let Some((m, _)) = picker.next_move(&pos, &heur) {
+                    rest.push(m);
+                }
+                // killers have their own stage in Xiangqi (exempt); in Jieqi they are quiets
+                let xiangqi = pos.variant() == crate::core::Variant::Xiangqi;
+                let mut expect: Vec<Move> = legal
+                    .iter()
+                    .copied()
+                    .filter(|&m| Some(m) != first.map(|f| f.0))
+                    .filter(|&m| {
+                        pos.is_capture(m)
+                            || (xiangqi && (m == k0 || m == k1))
+                            || pos.may_give_check(m, zone)
+                    })
+                    .collect();
+                rest.sort_by_key(|m| m.0);
+                expect.sort_by_key(|m| m.0);
+                assert_eq!(rest, expect);
+                positions += 1;
+                pos.make_move(legal[rng.gen_range(0..legal.len())]);
+            }
+        }
+        assert!(positions > 500, "{positions}");
+    }
 
     /// The fast TT-move test agrees with the move generator on every (from, to) pair of
     /// positions from random playouts (checks, pins, flying generals and cannon screens
