@@ -291,6 +291,52 @@ pub fn leg_bits(legs: &[u8; 4], occ: Bitboard) -> usize {
         | (((o >> legs[3]) & 1) << 3)) as usize
 }
 
+/// Which of the 4 neighbours of each square lie on the board, as a 4-bit mask in the order of
+/// `dirs` (`leg_bits` reads the off-board ones as empty).
+const fn on_board_mask(dirs: [(i32, i32); 4]) -> [u8; 90] {
+    let mut t = [0u8; 90];
+    let mut s = 0;
+    while s < 90 {
+        let (f, r) = ((s % 9) as i32, (s / 9) as i32);
+        let mut d = 0;
+        while d < 4 {
+            if sq(f + dirs[d].0, r + dirs[d].1) >= 0 {
+                t[s] |= 1 << d;
+            }
+            d += 1;
+        }
+        s += 1;
+    }
+    t
+}
+
+static ORTHO_ON_BOARD: [u8; 90] = on_board_mask(ORTHO);
+static DIAG_ON_BOARD: [u8; 90] = on_board_mask(DIAG);
+
+/// The 21 occupancy bits of squares `s - 10 ..= s + 10` (bit 10 is `s`): one variable shift
+/// instead of four.
+#[inline(always)]
+fn around(s: usize, occ: Bitboard) -> u32 {
+    ((occ << 10) >> s) as u32
+}
+
+/// `leg_bits(&ORTHO_NEIGHBOURS[s], occ)` (the horse's legs: +9, +1, -9, -1), from one shift.
+#[inline(always)]
+pub fn ortho_legs(s: usize, occ: Bitboard) -> usize {
+    let w = around(s, occ);
+    let bits = ((w >> 19) & 1) | ((w >> 10) & 2) | ((w << 1) & 4) | ((w >> 6) & 8);
+    (bits & ORTHO_ON_BOARD[s] as u32) as usize
+}
+
+/// `leg_bits(&DIAG_NEIGHBOURS[s], occ)` (elephant eyes, horse attackers' legs: +10, -8, -10,
+/// +8), from one shift.
+#[inline(always)]
+pub fn diag_legs(s: usize, occ: Bitboard) -> usize {
+    let w = around(s, occ);
+    let bits = ((w >> 20) & 1) | ((w >> 1) & 2) | ((w << 2) & 4) | ((w >> 15) & 8);
+    (bits & DIAG_ON_BOARD[s] as u32) as usize
+}
+
 /// `HORSE_MOVES[s][legs]`: horse targets from `s` given its 4 leg occupancies (ORTHO order).
 pub static HORSE_MOVES: [[Bitboard; 16]; 90] = {
     let mut t = [[0u128; 16]; 90];
@@ -555,6 +601,27 @@ pub fn popcount(b: Bitboard) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_shift_leg_indices_match_leg_bits() {
+        use super::*;
+        let mut x = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834u128;
+        for i in 0..4000 {
+            // xorshift; every 7th occupancy full, to reach the board's edges densely
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let occ = if i % 7 == 0 { ALL } else { x & ALL };
+            for s in 0..90 {
+                assert_eq!(
+                    ortho_legs(s, occ),
+                    leg_bits(&ORTHO_NEIGHBOURS[s], occ),
+                    "{s}"
+                );
+                assert_eq!(diag_legs(s, occ), leg_bits(&DIAG_NEIGHBOURS[s], occ), "{s}");
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

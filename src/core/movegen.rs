@@ -203,11 +203,7 @@ impl Position {
             push_targets(list, s, ((jump & theirs) | quiet) & target);
         }
         for s in Squares(own & self.by_kind[PieceType::Horse as usize]) {
-            push_targets(
-                list,
-                s,
-                HORSE_MOVES[s][leg_bits(&ORTHO_NEIGHBOURS[s], occ)] & target,
-            );
+            push_targets(list, s, HORSE_MOVES[s][ortho_legs(s, occ)] & target);
         }
         for s in Squares(own & self.by_kind[PieceType::Pawn as usize]) {
             push_targets(list, s, PAWN_MOVES[us][s] & target);
@@ -217,7 +213,7 @@ impl Position {
             push_targets(
                 list,
                 s,
-                ELEPHANT_MOVES[s][leg_bits(&DIAG_NEIGHBOURS[s], occ)] & half & target,
+                ELEPHANT_MOVES[s][diag_legs(s, occ)] & half & target,
             );
         }
         // Jieqi frees revealed advisors; a dark one (on d0/f0) still keeps to the palace.
@@ -365,12 +361,7 @@ impl Position {
             self.emit_legal(sink, &legal, s, (jump & theirs) | quiet);
         }
         for s in Squares(own & self.by_kind[PieceType::Horse as usize]) {
-            self.emit_legal(
-                sink,
-                &legal,
-                s,
-                HORSE_MOVES[s][leg_bits(&ORTHO_NEIGHBOURS[s], occ)],
-            );
+            self.emit_legal(sink, &legal, s, HORSE_MOVES[s][ortho_legs(s, occ)]);
         }
         for s in Squares(own & self.by_kind[PieceType::Pawn as usize]) {
             self.emit_legal(sink, &legal, s, PAWN_MOVES[us][s]);
@@ -380,7 +371,7 @@ impl Position {
                 sink,
                 &legal,
                 s,
-                ELEPHANT_MOVES[s][leg_bits(&DIAG_NEIGHBOURS[s], occ)] & HALF[us],
+                ELEPHANT_MOVES[s][diag_legs(s, occ)] & HALF[us],
             );
         }
         for s in Squares(own & self.by_kind[PieceType::Advisor as usize]) {
@@ -412,6 +403,12 @@ impl Position {
         let mut list = MoveList::new();
         self.legal_onto_into(&mut list, target, quiet_ok);
         list
+    }
+
+    /// Appends all legal moves to `list`.
+    #[inline]
+    pub fn legal_moves_into(&self, list: &mut MoveList) {
+        self.legal_onto_into(list, ALL, true);
     }
 
     /// Appends the legal captures to `list` (the search's staged picker fills its own buffer).

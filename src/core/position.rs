@@ -267,7 +267,7 @@ impl Position {
         if cannon & theirs & self.by_kind[PieceType::Cannon as usize] != 0 {
             return true;
         }
-        if HORSE_ATTACKERS[sq][leg_bits(&DIAG_NEIGHBOURS[sq], occ)]
+        if HORSE_ATTACKERS[sq][diag_legs(sq, occ)]
             & theirs
             & self.by_kind[PieceType::Horse as usize]
             != 0
@@ -287,7 +287,7 @@ impl Position {
             if ADVISOR_MOVES[sq] & advisors != 0 {
                 return true;
             }
-            if ELEPHANT_MOVES[sq][leg_bits(&DIAG_NEIGHBOURS[sq], occ)]
+            if ELEPHANT_MOVES[sq][diag_legs(sq, occ)]
                 & theirs
                 & self.by_kind[PieceType::Elephant as usize]
                 != 0

@@ -195,7 +195,7 @@ fn side_terms<T: Tracer>(
     let horses = pos.pieces_of(us, PieceType::Horse);
     let (mut mob, mut hits) = (0, 0);
     for s in Squares(horses) {
-        let a = HORSE_MOVES[s][leg_bits(&ORTHO_NEIGHBOURS[s], occ)];
+        let a = HORSE_MOVES[s][ortho_legs(s, occ)];
         info.attacks |= a;
         info.minor_attacks |= a;
         mob += (a & !own).count_ones() as i32;
@@ -263,7 +263,7 @@ fn side_terms<T: Tracer>(
     }
     let elephants = pos.pieces_of(us, PieceType::Elephant);
     for s in Squares(elephants) {
-        info.attacks |= ELEPHANT_MOVES[s][leg_bits(&DIAG_NEIGHBOURS[s], occ)] & HALF[us.index()];
+        info.attacks |= ELEPHANT_MOVES[s][diag_legs(s, occ)] & HALF[us.index()];
     }
 
     // King safety: how many pieces bear on the enemy palace, and missing defenders against

@@ -1118,12 +1118,14 @@ impl Searcher {
         }
         let tt_move = hit.map_or(Move::NULL, |h| h.mv);
         let orig_alpha = alpha;
-        let (mut best, static_eval, moves) = if in_check {
-            let moves = pos.legal_moves();
-            if moves.is_empty() {
+        // The move list is filled in place (a returned list is a 1 KB copy per node).
+        let mut picker = ScoredMoves::empty();
+        let (mut best, static_eval) = if in_check {
+            pos.legal_moves_into(&mut picker.moves);
+            if picker.moves.is_empty() {
                 return -(MATE - ply as i32);
             }
-            (-INF, 0, moves)
+            (-INF, 0)
         } else {
             let (stand_pat, exact) = match hit {
                 Some(h) if h.eval != NO_EVAL => (h.eval, true),
@@ -1145,10 +1147,11 @@ impl Searcher {
                 return stand_pat;
             }
             alpha = alpha.max(stand_pat);
-            (stand_pat, stored_eval, pos.legal_captures())
+            pos.legal_captures_into(&mut picker.moves);
+            (stand_pat, stored_eval)
         };
         let them = pos.side_to_move().flip();
-        let mut picker = ScoredMoves::captures(pos, moves, tt_move);
+        picker.score_captures_first(pos, tt_move);
         let mut best_move = Move::NULL;
         while let Some((m, _)) = picker.next_move() {
             self.tt.prefetch(pos.key_after(m));

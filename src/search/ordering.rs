@@ -112,11 +112,9 @@ pub fn is_legal_fast(pos: &Position, m: Move) -> bool {
             let (slide, jump) = rook_and_cannon(from, occ, occ_rot);
             (slide & !occ) | (jump & pos.pieces(us.flip()))
         }
-        PieceType::Horse => HORSE_MOVES[from][leg_bits(&ORTHO_NEIGHBOURS[from], occ)],
+        PieceType::Horse => HORSE_MOVES[from][ortho_legs(from, occ)],
         PieceType::Pawn => PAWN_MOVES[u][from],
-        PieceType::Elephant => {
-            ELEPHANT_MOVES[from][leg_bits(&DIAG_NEIGHBOURS[from], occ)] & HALF[u]
-        }
+        PieceType::Elephant => ELEPHANT_MOVES[from][diag_legs(from, occ)] & HALF[u],
         PieceType::Advisor => ADVISOR_MOVES[from] & PALACE,
         PieceType::King => KING_MOVES[from],
     };
@@ -322,11 +320,12 @@ impl ScoredMoves {
         self.next = 0;
     }
 
-    /// Captures only (or evasions), by MVV-LVA with the TT move first.
-    pub fn captures(pos: &Position, moves: MoveList, tt_move: Move) -> ScoredMoves {
-        let mut scores = new_scores();
-        for (i, &m) in moves.iter().enumerate() {
-            scores[i] = MaybeUninit::new(if m == tt_move {
+    /// Scores the moves now in `moves` for quiescence (captures, or evasions): the TT move
+    /// first, then captures by MVV-LVA, then the rest; starts picking from the first.
+    #[inline]
+    pub fn score_captures_first(&mut self, pos: &Position, tt_move: Move) {
+        for (i, &m) in self.moves.iter().enumerate() {
+            self.scores[i] = MaybeUninit::new(if m == tt_move {
                 TT_SCORE
             } else if pos.is_capture(m) {
                 CAPTURE_SCORE + mvv_lva(pos, m)
@@ -334,11 +333,7 @@ impl ScoredMoves {
                 0
             });
         }
-        ScoredMoves {
-            moves,
-            scores,
-            next: 0,
-        }
+        self.next = 0;
     }
 
     /// The best remaining move and its ordering score.
