@@ -786,6 +786,12 @@ where
             );
         }
         run::write_json(&dir.join("final.json"), pick)?;
+        if pick.candidates[pick.chosen].score <= 0.5 {
+            println!(
+                "no candidate beat the starting set on fresh games: expect no gain \
+                 (the verification will tell)"
+            );
+        }
     }
     let best_genes = match &state.chosen {
         Some(pick) => pick.candidates[pick.chosen].genes.clone(),
