@@ -465,7 +465,11 @@ mod tests {
                 expect.sort_by_key(|m| m.0);
                 assert_eq!(rest, expect);
                 positions += 1;
-                pos.make_move(legal[rng.gen_range(0..legal.len())]);
+                // a dark mover (Jieqi) is played with a reveal from its pool
+                let m = legal[rng.gen_range(0..legal.len())];
+                let outcomes: Vec<(Move, u32)> =
+                    crate::core::jieqi::reveal_outcomes(&pos, m).collect();
+                pos.make_move(outcomes[rng.gen_range(0..outcomes.len())].0);
             }
         }
         assert!(positions > 500, "{positions}");
