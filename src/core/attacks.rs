@@ -224,15 +224,16 @@ pub const NO_SQ: u8 = 90;
 const ORTHO: [(i32, i32); 4] = [(0, 1), (1, 0), (0, -1), (-1, 0)];
 const DIAG: [(i32, i32); 4] = [(1, 1), (1, -1), (-1, -1), (-1, 1)];
 
-/// Orthogonal neighbours of each square (horse legs), `NO_SQ` where off the board.
-pub static ORTHO_NEIGHBOURS: [[u8; 4]; 90] = {
+/// The neighbour of each square in each of the 4 directions `dirs`, `NO_SQ` where off the
+/// board.
+const fn neighbours(dirs: [(i32, i32); 4]) -> [[u8; 4]; 90] {
     let mut t = [[NO_SQ; 4]; 90];
     let mut s = 0;
     while s < 90 {
         let (f, r) = ((s % 9) as i32, (s / 9) as i32);
         let mut d = 0;
         while d < 4 {
-            let n = sq(f + ORTHO[d].0, r + ORTHO[d].1);
+            let n = sq(f + dirs[d].0, r + dirs[d].1);
             if n >= 0 {
                 t[s][d] = n as u8;
             }
@@ -241,27 +242,14 @@ pub static ORTHO_NEIGHBOURS: [[u8; 4]; 90] = {
         s += 1;
     }
     t
-};
+}
+
+/// Orthogonal neighbours of each square (horse legs), `NO_SQ` where off the board.
+pub static ORTHO_NEIGHBOURS: [[u8; 4]; 90] = neighbours(ORTHO);
 
 /// Diagonal neighbours of each square (elephant eyes are one further; these are also the legs
 /// of horses attacking the square), `NO_SQ` where off the board.
-pub static DIAG_NEIGHBOURS: [[u8; 4]; 90] = {
-    let mut t = [[NO_SQ; 4]; 90];
-    let mut s = 0;
-    while s < 90 {
-        let (f, r) = ((s % 9) as i32, (s / 9) as i32);
-        let mut d = 0;
-        while d < 4 {
-            let n = sq(f + DIAG[d].0, r + DIAG[d].1);
-            if n >= 0 {
-                t[s][d] = n as u8;
-            }
-            d += 1;
-        }
-        s += 1;
-    }
-    t
-};
+pub static DIAG_NEIGHBOURS: [[u8; 4]; 90] = neighbours(DIAG);
 
 /// Squares within one diagonal step: the region whose occupancy can change a horse attack on
 /// the centre square.
@@ -291,16 +279,16 @@ pub fn leg_bits(legs: &[u8; 4], occ: Bitboard) -> usize {
         | (((o >> legs[3]) & 1) << 3)) as usize
 }
 
-/// Which of the 4 neighbours of each square lie on the board, as a 4-bit mask in the order of
-/// `dirs` (`leg_bits` reads the off-board ones as empty).
+/// Which of the 4 neighbours of each square in `dirs` lie on the board, as a 4-bit mask
+/// (`leg_bits` reads the off-board ones as empty).
 const fn on_board_mask(dirs: [(i32, i32); 4]) -> [u8; 90] {
+    let n = neighbours(dirs);
     let mut t = [0u8; 90];
     let mut s = 0;
     while s < 90 {
-        let (f, r) = ((s % 9) as i32, (s / 9) as i32);
         let mut d = 0;
         while d < 4 {
-            if sq(f + dirs[d].0, r + dirs[d].1) >= 0 {
+            if n[s][d] != NO_SQ {
                 t[s] |= 1 << d;
             }
             d += 1;

@@ -231,44 +231,16 @@ pub fn run_match_with_progress(
             // Jieqi: pair p plays deal `deal_seed(seed, p)` twice, colours swapped.
             let seed = deal_seed(cfg.seed, pair);
             let rule = cfg.capture_reveal;
-            let rec = if jieqi && a_is_red {
-                play_jieqi_game(
-                    g,
-                    [&mut *pa, &mut *pb],
-                    [&seat_a, &seat_b],
-                    true,
-                    seed,
-                    rule,
-                    &settings,
-                )
-            } else if jieqi {
-                play_jieqi_game(
-                    g,
-                    [&mut *pb, &mut *pa],
-                    [&seat_b, &seat_a],
-                    false,
-                    seed,
-                    rule,
-                    &settings,
-                )
-            } else if a_is_red {
-                play_game(
-                    g,
-                    [&mut *pa, &mut *pb],
-                    [&seat_a, &seat_b],
-                    true,
-                    opening,
-                    &settings,
-                )
+            // A plays red in the first game of a pair, black in the second.
+            let (players, seats): ([&mut dyn Player; 2], _) = if a_is_red {
+                ([&mut *pa, &mut *pb], [&seat_a, &seat_b])
             } else {
-                play_game(
-                    g,
-                    [&mut *pb, &mut *pa],
-                    [&seat_b, &seat_a],
-                    false,
-                    opening,
-                    &settings,
-                )
+                ([&mut *pb, &mut *pa], [&seat_b, &seat_a])
+            };
+            let rec = if jieqi {
+                play_jieqi_game(g, players, seats, a_is_red, seed, rule, &settings)
+            } else {
+                play_game(g, players, seats, a_is_red, opening, &settings)
             };
             let mut sh = match shared.lock() {
                 Ok(s) => s,
