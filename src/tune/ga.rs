@@ -73,10 +73,10 @@ pub struct GaArgs {
     #[arg(long, default_value_t = 3)]
     pub tournament: usize,
     /// Crossover probability for individuals at or below the mean (k1 = k3 of Srinivas-Patnaik).
-    #[arg(long, default_value_t = 0.9)]
+    #[arg(long, default_value_t = 0.9, value_parser = probability)]
     pub crossover_rate: f64,
     /// Per-gene mutation probability at or below the mean (k2 = k4).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.1, value_parser = probability)]
     pub mutation_rate: f64,
     /// Mutation standard deviation in units of each parameter's step.
     #[arg(long, default_value_t = 1.0)]
@@ -92,7 +92,7 @@ pub struct GaArgs {
     /// Share of mutations that move a whole group together: one rank of a position table (both
     /// phases), or the middlegame and endgame halves of a tapered value. Tables then change
     /// shape smoothly instead of square by square; 0 mutates every gene on its own.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = probability)]
     #[serde(default)]
     pub group_rate: f64,
     /// Candidates re-evaluated after the last generation (the fittest distinct individuals and
@@ -105,6 +105,19 @@ pub struct GaArgs {
     #[arg(long, default_value_t = 64)]
     #[serde(default)]
     pub final_games: usize,
+}
+
+/// A command-line probability: a number in [0, 1], refused otherwise (not clamped).
+fn probability(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number"))?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a probability in [0, 1]"))
+    }
 }
 
 /// The GA's knobs, separated from the CLI so tests can drive it on synthetic fitness.
@@ -1151,6 +1164,26 @@ mod run_tests {
         log.lines()
             .map(|l| l.rsplit_once(',').map(|x| x.0).unwrap_or(l).to_string())
             .collect()
+    }
+
+    #[test]
+    fn rates_outside_zero_to_one_are_refused() {
+        for (flag, bad) in [
+            ("--group-rate", "1.5"),
+            ("--mutation-rate=-0.1", "-0.1"),
+            ("--crossover-rate", "x"),
+        ] {
+            let args: Vec<&str> = if flag.contains('=') {
+                vec!["t", flag]
+            } else {
+                vec!["t", flag, bad]
+            };
+            let e = T::try_parse_from(args).err().expect(flag);
+            let msg = e.to_string();
+            let name = flag.split('=').next().unwrap_or(flag);
+            assert!(msg.contains(name) && msg.contains(bad), "{msg}");
+        }
+        assert_eq!(T::parse_from(["t", "--group-rate", "1"]).a.group_rate, 1.0);
     }
 
     #[test]
