@@ -8,7 +8,8 @@ use jieqi_reference as reference;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
-use xqtune::core::jieqi::{self, Arbiter, CaptureReveal, JieqiRules};
+use xqtune::core::arbiter::{self, Arbiter, CaptureReveal};
+use xqtune::core::jieqi::{self, JieqiRules};
 use xqtune::core::{
     Color, FenError, Move, MoveError, PieceType, Position, Reason, Square, Variant, perft,
 };
@@ -88,7 +89,7 @@ fn reveal_outcomes_weigh_the_pool() {
         let us = pos.side_to_move();
         let mut children = Vec::new();
         for &m in pos.legal_moves().iter() {
-            let outs: Vec<(Move, u32)> = jieqi::reveal_outcomes(&pos, m).collect();
+            let outs: Vec<(Move, u32)> = pos.reveal_outcomes(m).collect();
             let total: u32 = outs.iter().map(|o| o.1).sum();
             if pos.is_dark(m.from()) {
                 assert_eq!(total, pos.pool_total(us), "{fen}");
@@ -98,9 +99,9 @@ fn reveal_outcomes_weigh_the_pool() {
             } else {
                 assert_eq!(outs, vec![(m, 1)]);
             }
-            children.extend(outs.into_iter().map(|o| o.0));
+            children.extend(outs);
         }
-        assert_eq!(children, jieqi::root_children(&pos), "{fen}");
+        assert_eq!(children, pos.children().collect::<Vec<_>>(), "{fen}");
     }
 }
 
@@ -211,7 +212,7 @@ fn random_games_agree_with_reference_and_keep_views_honest() {
 #[test]
 fn capture_reveal_rule_decides_who_learns() {
     // Red's dark cannon h2 jumps the cannon on h7 and takes black's dark piece on h9.
-    let truth = jieqi::deal(5);
+    let truth = arbiter::deal(5);
     let victim = truth.hidden_kind(Square::parse("h9").unwrap()).unwrap();
     let reveal = truth.hidden_kind(Square::parse("h2").unwrap()).unwrap();
     let h2h9 = Move::new(Square::parse("h2").unwrap(), Square::parse("h9").unwrap());
@@ -255,15 +256,15 @@ fn capture_reveal_rule_decides_who_learns() {
 
 #[test]
 fn deals_are_reproducible_and_complete() {
-    assert_eq!(jieqi::deal(42).to_fen(), jieqi::deal(42).to_fen());
-    assert_ne!(jieqi::deal(42).to_fen(), jieqi::deal(43).to_fen());
+    assert_eq!(arbiter::deal(42).to_fen(), arbiter::deal(42).to_fen());
+    assert_ne!(arbiter::deal(42).to_fen(), arbiter::deal(43).to_fen());
     // Pinned: the same seed gives this deal on every machine.
     assert_eq!(
-        jieqi::deal(1).to_fen(),
+        arbiter::deal(1).to_fen(),
         include_str!("data/jieqi_deal1.fen").trim()
     );
     for seed in 0..50 {
-        let d = jieqi::deal(seed);
+        let d = arbiter::deal(seed);
         assert!(d.knows_all_hidden());
         let fen = d.to_fen();
         let hidden = fen.split_whitespace().nth(5).unwrap();
@@ -339,7 +340,7 @@ fn move_suffixes_parse_and_print() {
     // Every perft child prints and parses back to itself.
     for (_, fen, _) in perft_cases() {
         let pos = Position::from_fen(&fen).unwrap();
-        for m in jieqi::root_children(&pos) {
+        for (m, _) in pos.children() {
             assert_eq!(pos.parse_move(&pos.move_text(m)), Ok(m), "{fen}");
         }
     }
@@ -456,7 +457,6 @@ fn no_capture_limit_is_an_option() {
     );
     pos.set_jieqi_rules(JieqiRules {
         no_capture_limit: jieqi::NO_CAPTURE_LIMIT_LONG,
-        ..JieqiRules::default()
     });
     assert_eq!(pos.no_capture_limit(), 120);
     assert_eq!(pos.outcome(), None);
@@ -501,7 +501,7 @@ fn invalid_fens_name_the_problem() {
 
 #[test]
 fn hidden_field_is_read_and_checked() {
-    let d = jieqi::deal(9);
+    let d = arbiter::deal(9);
     let fen = d.to_fen();
     let back = Position::from_fen(&fen).unwrap();
     assert_eq!(back.to_fen(), fen);

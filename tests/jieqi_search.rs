@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use xqtune::core::jieqi::{Arbiter, deal, reveal_outcomes};
+use xqtune::core::arbiter::{Arbiter, deal};
 use xqtune::core::{CaptureReveal, Color, Position, Variant};
 use xqtune::eval::{EvalParams, evaluate, evaluate_red, trace};
 use xqtune::play::{Engine, EngineConfig, MatchConfig, run_match_with_progress};
@@ -82,7 +82,7 @@ fn chance_node_expectation_by_hand() {
         let mut total = 0.0;
         let mut acc = 0.0;
         let mut values = Vec::new();
-        for (r, w) in reveal_outcomes(&pos, m) {
+        for (r, w) in pos.reveal_outcomes(m) {
             let mut child = pos.clone();
             child.make_move(r);
             assert!(!child.in_check(), "keep the children quiet");

@@ -3,9 +3,24 @@
 //! `Setup` -> `Position` split).
 
 use super::attacks::*;
-use super::position::{Position, Variant};
+use super::jieqi::{BRIGHT_JIEQI_START_FEN, JIEQI_START_FEN, dark_home_kind};
+use super::position::Position;
 use super::types::*;
+use std::fmt;
 use thiserror::Error;
+
+/// The Xiangqi start position.
+pub const START_FEN: &str = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
+
+/// The order in which the FEN writer lists a colour's pool (as in the RULES.md start FEN).
+const POOL_ORDER: [PieceType; 6] = [
+    PieceType::Rook,
+    PieceType::Advisor,
+    PieceType::Cannon,
+    PieceType::Pawn,
+    PieceType::Horse,
+    PieceType::Elephant,
+];
 
 /// Why a FEN was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -210,6 +225,96 @@ fn parse_hidden(
     Ok(hidden)
 }
 
+/// Parses the pool field: `-`, or letters each followed by an optional count (`R2A2...r2`),
+/// any order, red upper case, black lower case. A letter without a count means one.
+pub fn parse_pool(field: &str) -> Result<[[u8; 7]; 2], FenError> {
+    let mut pool = [[0u8; 7]; 2];
+    if field == "-" {
+        return Ok(pool);
+    }
+    let bad = |why: String| FenError::PoolSyntax {
+        field: field.to_string(),
+        why,
+    };
+    let mut seen = [[false; 7]; 2];
+    let chars: Vec<char> = field.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let piece = Piece::from_letter(c)
+            .ok_or_else(|| bad(format!("'{c}' is not a piece letter (RABNCP, any case)")))?;
+        if piece.kind == PieceType::King {
+            return Err(bad("a king is never hidden".into()));
+        }
+        let (ci, ki) = (piece.color.index(), piece.kind.index());
+        if seen[ci][ki] {
+            return Err(bad(format!("'{c}' appears twice")));
+        }
+        seen[ci][ki] = true;
+        i += 1;
+        let start = i;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+        let n: u32 = if i == start {
+            1
+        } else {
+            let digits: String = chars[start..i].iter().collect();
+            digits
+                .parse()
+                .ok()
+                .filter(|&n| n <= 15)
+                .ok_or_else(|| bad(format!("count '{digits}' for '{c}' is not 0-15")))?
+        };
+        pool[ci][ki] = n as u8;
+    }
+    Ok(pool)
+}
+
+/// Writes the pool field: red then black, kinds in `R A C P N B` order, zero counts left out,
+/// `-` when empty.
+pub fn pool_field(pool: &[[u8; 7]; 2]) -> String {
+    let mut out = String::new();
+    for color in Color::ALL {
+        for kind in POOL_ORDER {
+            let n = pool[color.index()][kind.index()];
+            if n > 0 {
+                out.push(Piece::new(color, kind).letter());
+                out.push_str(&n.to_string());
+            }
+        }
+    }
+    if out.is_empty() { "-".into() } else { out }
+}
+
+/// The hidden field (arbiter): the identity of each dark piece in board order, `?` where
+/// unknown. `None` when no identity is known (the field is then left out).
+pub fn hidden_field(pos: &Position) -> Option<String> {
+    let mut out = String::new();
+    let mut any = false;
+    for r in (0..10u8).rev() {
+        for f in 0..9u8 {
+            let s = Square::new(f, r);
+            if !pos.is_dark(s) {
+                continue;
+            }
+            let color = if pos.pieces(Color::Red) & s.bb() != 0 {
+                Color::Red
+            } else {
+                Color::Black
+            };
+            match pos.hidden_kind(s) {
+                Some(k) => {
+                    any = true;
+                    out.push(Piece::new(color, k).letter());
+                }
+                None => out.push('?'),
+            }
+        }
+    }
+    any.then_some(out)
+}
+
 impl Setup {
     /// Parses a FEN of either layout: Xiangqi (board, side, then optional `-` `-` halfmove
     /// fullmove) or Jieqi (board, side, pool, halfmove, fullmove, optional hidden field).
@@ -252,7 +357,7 @@ impl Setup {
     fn parse_jieqi(fields: &[&str]) -> Result<Setup, FenError> {
         let (board, dark) = parse_board(fields[0])?;
         let side = parse_side(fields[1])?;
-        let pool = super::jieqi::parse_pool(fields[2])?;
+        let pool = parse_pool(fields[2])?;
         let rule60 = match fields.get(3) {
             Some(s) => parse_number("halfmove clock", s)?,
             None => 0,
@@ -326,7 +431,7 @@ impl Setup {
         for s in 0..90 {
             let sq = Square(s as u8);
             if let Some(color) = self.dark[s] {
-                if super::jieqi::dark_home_kind(color, s).is_none() {
+                if dark_home_kind(color, s).is_none() {
                     return Err(FenError::DarkOffHome { color, square: sq });
                 }
                 dark_count[color.index()] += 1;
@@ -383,7 +488,7 @@ impl Setup {
             if let Some(p) = self.board[s] {
                 pos.put_piece(s, p.code());
             } else if let Some(color) = self.dark[s] {
-                let kind = super::jieqi::dark_home_kind(color, s).expect("checked above");
+                let kind = dark_home_kind(color, s).expect("checked above");
                 pos.put_piece(s, Piece::new(color, kind).code());
                 pos.dark |= 1u128 << s;
                 pos.hidden[s] = self.hidden[s].map_or(0, |k| k as u8 + 1);
@@ -500,6 +605,30 @@ pub(crate) fn board_field(pos: &Position) -> String {
 }
 
 impl Position {
+    /// The Xiangqi start position.
+    pub fn startpos() -> Position {
+        Position::from_fen(START_FEN).expect("start FEN is valid")
+    }
+
+    /// The Jieqi start position as a player sees it (no hidden identities).
+    pub fn jieqi_startpos() -> Position {
+        Position::from_fen(JIEQI_START_FEN).expect("Jieqi start FEN is valid")
+    }
+
+    /// The bright-Jieqi start: Xiangqi's set-up, all face up, Jieqi movement.
+    pub fn bright_jieqi_startpos() -> Position {
+        Position::from_fen_variant(BRIGHT_JIEQI_START_FEN, Variant::Jieqi)
+            .expect("bright Jieqi start FEN is valid")
+    }
+
+    /// The start position of `variant` (the Jieqi one as a player sees it).
+    pub fn startpos_of(variant: Variant) -> Position {
+        match variant {
+            Variant::Xiangqi => Position::startpos(),
+            Variant::Jieqi => Position::jieqi_startpos(),
+        }
+    }
+
     /// Reads a FEN, Xiangqi (Pikafish's convention, `<board> <side> - - <halfmove> <fullmove>`)
     /// or Jieqi (`<board> <side> <pool> <halfmove> <fullmove> [<hidden>]`, RULES.md); the
     /// layout decides the variant. Never panics: any input string either gives a legal position
@@ -531,16 +660,50 @@ impl Position {
                     "{} {} {} {} {}",
                     board_field(self),
                     side,
-                    super::jieqi::pool_field(&self.pool),
+                    pool_field(&self.pool),
                     self.rule60,
                     self.fullmove
                 );
-                if let Some(h) = super::jieqi::hidden_field(self) {
+                if let Some(h) = hidden_field(self) {
                     s.push(' ');
                     s.push_str(&h);
                 }
                 s
             }
         }
+    }
+}
+
+/// A position prints as its FEN: short, exact, and readable back.
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Position({})", self.to_fen())
+    }
+}
+
+impl fmt::Display for Position {
+    /// A text diagram, rank 9 at the top, as a terminal user reads the board.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for r in (0..10).rev() {
+            write!(f, "{r} ")?;
+            for file in 0..9 {
+                let s = Square::new(file, r);
+                let c = match self.piece_at(s) {
+                    Some(p) if self.dark & s.bb() != 0 => {
+                        if p.color == Color::Red {
+                            'X'
+                        } else {
+                            'x'
+                        }
+                    }
+                    Some(p) => p.letter(),
+                    None => '.',
+                };
+                write!(f, " {c}")?;
+            }
+            writeln!(f)?;
+        }
+        writeln!(f, "   a b c d e f g h i")?;
+        write!(f, "{}", self.to_fen())
     }
 }

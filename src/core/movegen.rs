@@ -1,4 +1,5 @@
-//! Legal move generation.
+//! Legal move generation, and the children of a node: each legal move, a Jieqi dark mover's
+//! once per reveal outcome.
 //!
 //! Pseudo-legal targets come from the attack tables. In Xiangqi, when the side to move is not in
 //! check, legality is settled per node rather than per move (the pin approach of Stockfish's
@@ -16,7 +17,7 @@
 //! through the full test: re-run the attack query on the changed occupancy.
 
 use super::attacks::*;
-use super::position::{Position, Variant};
+use super::position::Position;
 use super::types::*;
 use std::mem::MaybeUninit;
 
@@ -129,6 +130,35 @@ impl<'a> IntoIterator for &'a MoveList {
     type IntoIter = std::slice::Iter<'a, Move>;
     fn into_iter(self) -> Self::IntoIter {
         self.as_slice().iter()
+    }
+}
+
+/// Owns a move list while walking it, so that a caller can make and unmake the moves on the
+/// position they came from.
+pub struct IntoIter {
+    list: MoveList,
+    next: usize,
+}
+
+impl Iterator for IntoIter {
+    type Item = Move;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Move> {
+        let m = self.list.as_slice().get(self.next).copied()?;
+        self.next += 1;
+        Some(m)
+    }
+}
+
+impl IntoIterator for MoveList {
+    type Item = Move;
+    type IntoIter = IntoIter;
+    fn into_iter(self) -> IntoIter {
+        IntoIter {
+            list: self,
+            next: 0,
+        }
     }
 }
 
@@ -466,5 +496,52 @@ impl Position {
     #[inline(always)]
     pub fn is_capture(&self, m: Move) -> bool {
         self.board[m.to().index()] != 0
+    }
+}
+
+/// The outcomes of `m` with their weights: a move of a face-up piece is its own single outcome
+/// (weight 1); a dark mover's are one move per kind in its side's `pool`, weighted by the count.
+#[inline]
+fn outcomes(m: Move, dark: bool, pool: [u8; 7]) -> impl Iterator<Item = (Move, u32)> {
+    let plain = m.squares();
+    let single = (!dark).then_some((plain, 1));
+    let kinds = PieceType::ALL.into_iter().filter_map(move |k| {
+        let n = pool[k.index()] as u32;
+        (dark && n > 0).then(|| (plain.with_reveal(k), n))
+    });
+    single.into_iter().chain(kinds)
+}
+
+/// The children of a node. A Jieqi dark move is a chance event: the mover's kind is drawn from
+/// its pool (RULES.md rule 3), so the move stands for one child per kind the pool still holds,
+/// with the kind's count as weight (probability `count / pool_total`). Perft counts these
+/// children (RULES.md "Perft for Jieqi"), the search's chance nodes average over them, and
+/// `--divide` lists them: all through this one expansion. Captures of dark pieces carry no
+/// learned kind: only an arbiter knows identities.
+impl Position {
+    /// The chance outcomes of the legal move `m` as the side to move sees them: for a dark mover,
+    /// one move per kind in its pool with the kind's count as weight; a move of a face-up piece
+    /// is its own single outcome with weight 1. The iterator holds no borrow of the position.
+    pub fn reveal_outcomes(&self, m: Move) -> impl Iterator<Item = (Move, u32)> + use<> {
+        outcomes(m, self.is_dark(m.from()), self.pool[self.side.index()])
+    }
+
+    /// Every child of this node with its weight: the outcomes of each legal move, in generation
+    /// order. The iterator holds no borrow of the position, which can be changed meanwhile.
+    pub fn children(&self) -> impl Iterator<Item = (Move, u32)> + use<> {
+        let (dark, pool) = (self.dark, self.pool[self.side.index()]);
+        self.legal_moves()
+            .into_iter()
+            .flat_map(move |m| outcomes(m, dark & m.from().bb() != 0, pool))
+    }
+
+    /// Number of children (perft's bulk count of the last ply); without dark pieces the children
+    /// are the legal moves, counted without listing them.
+    pub fn count_children(&self) -> u64 {
+        if self.dark == 0 {
+            self.count_legal() as u64
+        } else {
+            self.children().count() as u64
+        }
     }
 }

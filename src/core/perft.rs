@@ -1,37 +1,34 @@
 //! Perft: counts the leaf nodes of the legal move tree, the standard proof of move generation
-//! (<https://www.chessprogramming.org/Perft>). The last ply is counted in bulk: the number of
-//! legal moves, without making them.
+//! (<https://www.chessprogramming.org/Perft>). It walks [`Position::children`], so a Jieqi dark
+//! move counts once per reveal outcome. The last ply is counted in bulk, without making the
+//! moves.
 
 use super::position::Position;
 use super::types::Move;
 
 pub fn perft(pos: &mut Position, depth: u32) -> u64 {
-    if depth == 0 {
-        return 1;
+    match depth {
+        0 => 1,
+        1 => pos.count_children(),
+        _ => {
+            let mut nodes = 0;
+            for (child, _) in pos.children() {
+                pos.make_move(child);
+                nodes += perft(pos, depth - 1);
+                pos.unmake_move();
+            }
+            nodes
+        }
     }
-    if pos.dark() != 0 {
-        return super::jieqi::perft_jieqi(pos, depth);
-    }
-    if depth == 1 {
-        return pos.count_legal() as u64;
-    }
-    let moves = pos.legal_moves();
-    let mut nodes = 0;
-    for &m in moves.iter() {
-        pos.make_move(m);
-        nodes += perft(pos, depth - 1);
-        pos.unmake_move();
-    }
-    nodes
 }
 
-/// Node count under each root move, in generation order.
+/// Node count under each child of the root, in generation order.
 pub fn divide(pos: &mut Position, depth: u32) -> Vec<(Move, u64)> {
-    let mut out = Vec::new();
     if depth == 0 {
-        return out;
+        return Vec::new();
     }
-    for child in super::jieqi::root_children(pos) {
+    let mut out = Vec::new();
+    for (child, _) in pos.children() {
         pos.make_move(child);
         let n = perft(pos, depth - 1);
         pos.unmake_move();
@@ -50,7 +47,7 @@ pub fn perft_checked(pos: &mut Position, depth: u32) -> Result<u64, String> {
     let before = pos.to_fen();
     let key = pos.key();
     let mut nodes = 0;
-    for child in super::jieqi::root_children(pos) {
+    for (child, _) in pos.children() {
         pos.make_move(child);
         nodes += perft_checked(pos, depth - 1).map_err(|e| format!("after {child:?}: {e}"))?;
         pos.unmake_move();

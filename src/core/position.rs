@@ -6,16 +6,9 @@
 //! and is marked in `dark`.
 
 use super::attacks::*;
+use super::jieqi::{JieqiRules, dark_home_kind, home_kind};
 use super::types::*;
 use super::zobrist::KEYS;
-
-/// Which game the position follows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Variant {
-    #[default]
-    Xiangqi,
-    Jieqi,
-}
 
 /// What is restored by `unmake_move`, and what the repetition rulings read.
 #[derive(Clone, Copy, Debug)]
@@ -54,11 +47,9 @@ pub struct Position {
     /// empty square is ignored), so unmake restores it for free.
     pub(crate) hidden: [u8; 90],
     /// Jieqi rule options (no-capture limit, capture-reveal rule).
-    pub(crate) jieqi: super::jieqi::JieqiRules,
+    pub(crate) jieqi: JieqiRules,
     pub(crate) history: Vec<State>,
 }
-
-pub const START_FEN: &str = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
 
 impl Position {
     /// An empty board (no kings): only for building positions that are validated afterwards.
@@ -77,14 +68,9 @@ impl Position {
             dark: 0,
             pool: [[0; 7]; 2],
             hidden: [0; 90],
-            jieqi: super::jieqi::JieqiRules::default(),
+            jieqi: JieqiRules::default(),
             history: Vec::with_capacity(256),
         }
-    }
-
-    /// The Xiangqi start position.
-    pub fn startpos() -> Position {
-        Position::from_fen(START_FEN).expect("start FEN is valid")
     }
 
     #[inline(always)]
@@ -323,7 +309,7 @@ impl Position {
         let moved_dark = self.dark & from_bb != 0;
         // Jieqi suffixes are kept only where they apply, so that unmake can trust them.
         let m = if moved_dark || captured_dark {
-            super::jieqi::normalize_move(self, m)
+            self.normalize_move(m)
         } else {
             m.squares()
         };
@@ -401,8 +387,7 @@ impl Position {
             if let Some(kind) = st.mv.reveal() {
                 self.pool[us.index()][kind.index()] += 1;
             }
-            let home =
-                super::jieqi::home_kind(us, from).expect("dark mover stands on a home square");
+            let home = home_kind(us, from).expect("dark mover stands on a home square");
             self.put_piece(from, Piece::new(us, home).code());
             self.dark |= 1u128 << from;
         } else {
@@ -453,7 +438,7 @@ impl Position {
     #[inline]
     pub fn check_zone(&self) -> Bitboard {
         if self.variant == Variant::Jieqi {
-            return super::attacks::ALL;
+            return ALL;
         }
         let k = self.king_square(self.side.flip()).index();
         RANK_MASK[k / 9] | FILE_MASK[k % 9] | HORSE_ATTACKERS[k][0] | DIAG_MASK[k]
@@ -551,35 +536,99 @@ impl Position {
     }
 }
 
-impl std::fmt::Debug for Position {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Position({})", self.to_fen())
+/// Jieqi: the face-down pieces and the pools, and the bookkeeping make/unmake does on them.
+impl Position {
+    /// The Jieqi rule options of this position.
+    pub fn jieqi_rules(&self) -> JieqiRules {
+        self.jieqi
     }
-}
 
-impl std::fmt::Display for Position {
-    /// A text diagram, rank 9 at the top, as a terminal user reads the board.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for r in (0..10).rev() {
-            write!(f, "{r} ")?;
-            for file in 0..9 {
-                let s = Square::new(file, r);
-                let c = match self.piece_at(s) {
-                    Some(p) if self.dark & s.bb() != 0 => {
-                        if p.color == Color::Red {
-                            'X'
-                        } else {
-                            'x'
-                        }
-                    }
-                    Some(p) => p.letter(),
-                    None => '.',
-                };
-                write!(f, " {c}")?;
-            }
-            writeln!(f)?;
+    /// Sets the Jieqi rule options (they do not change the key: they are the same all game).
+    pub fn set_jieqi_rules(&mut self, rules: JieqiRules) {
+        self.jieqi = rules;
+    }
+
+    /// Whether the piece on `sq` is face down.
+    #[inline(always)]
+    pub fn is_dark(&self, sq: Square) -> bool {
+        self.dark & sq.bb() != 0
+    }
+
+    /// Number of `color`'s dark pieces on the board.
+    pub fn dark_count(&self, color: Color) -> u32 {
+        (self.dark & self.by_color[color.index()]).count_ones()
+    }
+
+    /// Total of `color`'s pool (dark pieces on board plus those captured unseen).
+    pub fn pool_total(&self, color: Color) -> u32 {
+        self.pool[color.index()].iter().map(|&n| n as u32).sum()
+    }
+
+    /// Arbiter only: the true identity of the dark piece on `sq`, if recorded.
+    pub fn hidden_kind(&self, sq: Square) -> Option<PieceType> {
+        if !self.is_dark(sq) {
+            return None;
         }
-        writeln!(f, "   a b c d e f g h i")?;
-        write!(f, "{}", self.to_fen())
+        match self.hidden[sq.index()] {
+            0 => None,
+            v => Some(PieceType::from_index(v as usize - 1)),
+        }
+    }
+
+    /// Whether every dark piece's identity is recorded (an arbiter position).
+    pub fn knows_all_hidden(&self) -> bool {
+        Squares(self.dark).all(|s| self.hidden[s] != 0)
+    }
+
+    /// A copy with every hidden identity forgotten (what a player may be shown).
+    pub fn without_hidden(&self) -> Position {
+        let mut p = self.clone();
+        p.hidden = [0; 90];
+        p
+    }
+
+    /// Changes `color`'s pool count of `kind` by `delta` and returns the key change.
+    #[inline]
+    fn pool_step(&mut self, color: Color, kind: PieceType, delta: i8) -> u64 {
+        let n = &mut self.pool[color.index()][kind.index()];
+        let before = (*n).min(5) as usize;
+        *n = n.saturating_add_signed(delta);
+        let after = (*n).min(5) as usize;
+        KEYS.pool[color.index()][kind.index()][before]
+            ^ KEYS.pool[color.index()][kind.index()][after]
+    }
+
+    /// Keeps the Jieqi suffixes of `m` only where they apply here and guarantees that a dark
+    /// mover carries a reveal drawn from its pool (so unmake can trust the stored move).
+    fn normalize_move(&self, m: Move) -> Move {
+        let from = m.from().index();
+        let to = m.to().index();
+        let us = self.side;
+        let mut out = m.squares();
+        if self.dark & (1u128 << from) != 0 {
+            let pool = &self.pool[us.index()];
+            let wanted = m.reveal().filter(|k| pool[k.index()] > 0);
+            debug_assert!(
+                wanted.is_some(),
+                "dark move {m:?} without a reveal from the pool in {self:?}"
+            );
+            let home = dark_home_kind(us, from).unwrap_or(PieceType::Pawn);
+            let kind = wanted
+                .or_else(|| (pool[home.index()] > 0).then_some(home))
+                .or_else(|| {
+                    PieceType::ALL
+                        .into_iter()
+                        .find(|k| *k != PieceType::King && pool[k.index()] > 0)
+                })
+                .unwrap_or(home);
+            out = out.with_reveal(kind);
+        }
+        if self.dark & (1u128 << to) != 0
+            && let Some(k) = m.captured_reveal()
+            && self.pool[us.flip().index()][k.index()] > 0
+        {
+            out = out.with_captured_reveal(k);
+        }
+        out
     }
 }

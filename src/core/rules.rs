@@ -4,7 +4,7 @@
 //! gave check on every one of its moves of the cycle (perpetual check) and drawn otherwise; no
 //! attacking pieces left is a draw.
 
-use super::position::{Position, Variant};
+use super::position::Position;
 use super::types::*;
 use std::fmt;
 

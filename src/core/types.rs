@@ -4,6 +4,49 @@
 //! from red's back rank, the convention of Pikafish and of UCI for Xiangqi.
 
 use std::fmt;
+use std::str::FromStr;
+use thiserror::Error;
+
+/// Which game a position follows: the variant is data in the position, not a fork of the code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Variant {
+    #[default]
+    Xiangqi,
+    Jieqi,
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Variant::Xiangqi => "xiangqi",
+            Variant::Jieqi => "jieqi",
+        })
+    }
+}
+
+impl FromStr for Variant {
+    type Err = OptionError;
+    fn from_str(s: &str) -> Result<Self, OptionError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "xiangqi" => Ok(Variant::Xiangqi),
+            "jieqi" => Ok(Variant::Jieqi),
+            _ => Err(OptionError {
+                option: "variant",
+                value: s.to_string(),
+                expected: "xiangqi or jieqi",
+            }),
+        }
+    }
+}
+
+/// A rule option value (variant, capture-reveal rule) that was not understood.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("unknown {option} '{value}' (expected {expected})")]
+pub struct OptionError {
+    pub option: &'static str,
+    pub value: String,
+    pub expected: &'static str,
+}
 
 /// The side a piece belongs to. Red moves first and has upper-case FEN letters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -2,7 +2,7 @@
 //! colour symmetry and the dispatch on the variant.
 
 use super::*;
-use crate::core::jieqi::{Arbiter, CaptureReveal};
+use crate::core::{Arbiter, CaptureReveal};
 use crate::core::{Color, PieceType, Position};
 use crate::eval::params::{NFLAT, ParamsError};
 use crate::eval::{EvalParams, evaluate, evaluate_red, trace};

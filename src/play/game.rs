@@ -260,7 +260,7 @@ pub struct GameRecord {
     pub termination: Termination,
     /// Wall time of the game in ms.
     pub duration_ms: u64,
-    /// Jieqi: the seed of the deal ([`crate::core::jieqi::deal`]).
+    /// Jieqi: the seed of the deal ([`crate::core::arbiter::deal`]).
     pub deal_seed: Option<u64>,
 }
 

@@ -10,7 +10,7 @@
 use super::game::{
     GameRecord, GameSettings, GoRequest, Player, Seat, Termination, adjudicate, ask_move,
 };
-use crate::core::jieqi::{Arbiter, CaptureReveal, deal};
+use crate::core::arbiter::{Arbiter, CaptureReveal, deal};
 use crate::core::{Color, GameResult, Move};
 
 /// The deal of pair `pair` in a match with `seed` (SplitMix64 of the two, so neighbouring

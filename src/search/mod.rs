@@ -10,7 +10,7 @@
 //!
 //! Jieqi: a move of a dark piece is a chance node ("expectimax", Michie 1966): its value is the
 //! expectation over the identities the mover's pool allows, each weighted by count / total
-//! ([`crate::core::jieqi::reveal_outcomes`]). The average is taken in win-probability space
+//! ([`Position::reveal_outcomes`]). The average is taken in win-probability space
 //! (a logistic on the centipawn scale, as the Pikafish jieqi branch does) and cut early with
 //! Ballard's Star1 bounds (Ballard 1983, "The *-minimax search procedure for trees containing
 //! chance nodes"). Nested chance nodes beyond `chance_max_nested` are scored by static
@@ -28,7 +28,6 @@ pub mod tt;
 
 pub use params::{DEFAULT_SEARCH_JSON, SearchParams, SearchParamsError};
 
-use crate::core::jieqi::reveal_outcomes;
 use crate::core::{Color, Move, PieceType, Position, Repetition};
 use crate::eval::{EvalParams, Partial, evaluate};
 use ordering::{Heuristics, ORDER_VALUE, ScoredMoves, StagedMoves, piece_code};
@@ -977,7 +976,7 @@ impl Searcher {
     /// of the static evaluations after each reveal (mover's view). The baseline mode, the
     /// nested-chance limit and quiescence use it.
     fn chance_static(&mut self, pos: &mut Position, m: Move) -> i32 {
-        let outcomes: Vec<(Move, u32)> = reveal_outcomes(pos, m).collect();
+        let outcomes: Vec<(Move, u32)> = pos.reveal_outcomes(m).collect();
         let mut values = Vec::with_capacity(outcomes.len());
         for (r, w) in outcomes {
             self.nodes += 1;
@@ -1009,7 +1008,7 @@ impl Searcher {
         {
             return self.chance_static(pos, m);
         }
-        let mut outcomes: Vec<(Move, u32)> = reveal_outcomes(pos, m).collect();
+        let mut outcomes: Vec<(Move, u32)> = pos.reveal_outcomes(m).collect();
         // Heaviest reveals first: they move the bounds most (stable sort keeps kind order).
         outcomes.sort_by_key(|o| std::cmp::Reverse(o.1));
         let total: f64 = outcomes.iter().map(|&(_, w)| w as f64).sum();

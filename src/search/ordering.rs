@@ -467,8 +467,7 @@ mod tests {
                 positions += 1;
                 // a dark mover (Jieqi) is played with a reveal from its pool
                 let m = legal[rng.gen_range(0..legal.len())];
-                let outcomes: Vec<(Move, u32)> =
-                    crate::core::jieqi::reveal_outcomes(&pos, m).collect();
+                let outcomes: Vec<(Move, u32)> = pos.reveal_outcomes(m).collect();
                 pos.make_move(outcomes[rng.gen_range(0..outcomes.len())].0);
             }
         }
