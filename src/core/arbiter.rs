@@ -184,20 +184,23 @@ impl Arbiter {
         if start.variant() != Variant::Jieqi {
             return Err(ArbiterError::NotJieqi);
         }
-        if let Some(s) = Squares(start.dark()).find(|&s| start.hidden[s] == 0) {
-            return Err(ArbiterError::UnknownIdentity(Square(s as u8)));
+        if let Some(s) = Squares(start.dark())
+            .map(|s| Square(s as u8))
+            .find(|&s| start.hidden_kind(s).is_none())
+        {
+            return Err(ArbiterError::UnknownIdentity(s));
         }
         let mut truth = start.clone();
         truth.clear_history();
         // The arbiter knows everything: its pool is exactly the identities still face down.
         let mut pool = [[0u8; 7]; 2];
-        for s in Squares(truth.dark()) {
-            let c = if truth.by_color[0] & (1u128 << s) != 0 {
-                0
-            } else {
-                1
-            };
-            pool[c][truth.hidden[s] as usize - 1] += 1;
+        for s in Squares(truth.dark()).map(|s| Square(s as u8)) {
+            let color = truth
+                .piece_at(s)
+                .expect("a dark square holds a piece")
+                .color;
+            let kind = truth.hidden_kind(s).expect("checked above");
+            pool[color.index()][kind.index()] += 1;
         }
         truth.pool = pool;
         truth.key = truth.compute_key();
@@ -205,7 +208,7 @@ impl Arbiter {
         view.pool = start.pool;
         view.key = view.compute_key();
         let fen = view.to_fen();
-        let start_side = truth.side;
+        let start_side = truth.side_to_move();
         Ok(Arbiter {
             truth,
             views: [view.clone(), view],

@@ -26,34 +26,36 @@ pub struct State {
     pub in_check: bool,
 }
 
+/// A position. Its fields are private to `core` (siblings that build or scan positions in
+/// their hot loops read them directly); everything else goes through the accessors.
 #[derive(Clone)]
 pub struct Position {
-    pub(crate) board: [u8; 90],
-    pub(crate) by_color: [Bitboard; 2],
-    pub(crate) by_kind: [Bitboard; 7],
-    pub(crate) occ_rot: Bitboard,
-    pub(crate) side: Color,
-    pub(crate) key: u64,
-    pub(crate) rule60: u16,
-    pub(crate) fullmove: u16,
-    pub(crate) in_check: bool,
-    pub(crate) variant: Variant,
+    pub(super) board: [u8; 90],
+    pub(super) by_color: [Bitboard; 2],
+    pub(super) by_kind: [Bitboard; 7],
+    pub(super) occ_rot: Bitboard,
+    pub(super) side: Color,
+    pub(super) key: u64,
+    pub(super) rule60: u16,
+    pub(super) fullmove: u16,
+    pub(super) in_check: bool,
+    pub(super) variant: Variant,
     /// Jieqi: face-down pieces.
-    pub(crate) dark: Bitboard,
+    pub(super) dark: Bitboard,
     /// Jieqi: `pool[color][kind]`, identities not yet revealed to the viewer.
-    pub(crate) pool: [[u8; 7]; 2],
+    pub(super) pool: [[u8; 7]; 2],
     /// Jieqi (arbiter/tests only): true kind + 1 of each dark piece, 0 when unknown. Meaningful
     /// only on squares in `dark`; make/unmake never touch it (a stale entry under a revealed or
     /// empty square is ignored), so unmake restores it for free.
-    pub(crate) hidden: [u8; 90],
-    /// Jieqi rule options (no-capture limit, capture-reveal rule).
-    pub(crate) jieqi: JieqiRules,
-    pub(crate) history: Vec<State>,
+    pub(super) hidden: [u8; 90],
+    /// Jieqi rule options (the no-capture limit).
+    jieqi: JieqiRules,
+    history: Vec<State>,
 }
 
 impl Position {
     /// An empty board (no kings): only for building positions that are validated afterwards.
-    pub(crate) fn empty(variant: Variant) -> Position {
+    pub(super) fn empty(variant: Variant) -> Position {
         Position {
             board: [0; 90],
             by_color: [0; 2],
@@ -127,6 +129,13 @@ impl Position {
         Piece::from_code(self.board[sq.index()])
     }
 
+    /// The packed piece code on square index `sq` (see [`Piece::code`]; 0 when empty): what the
+    /// evaluation's tables are indexed by, without unpacking a [`Piece`].
+    #[inline(always)]
+    pub fn piece_code_at(&self, sq: usize) -> u8 {
+        self.board[sq]
+    }
+
     #[inline(always)]
     pub fn occupied(&self) -> Bitboard {
         self.by_color[0] | self.by_color[1]
@@ -185,7 +194,7 @@ impl Position {
     }
 
     #[inline(always)]
-    pub(crate) fn put_piece(&mut self, sq: usize, code: u8) {
+    pub(super) fn put_piece(&mut self, sq: usize, code: u8) {
         let p = Piece::from_code(code).expect("valid piece code");
         let b = SQUARE_BB[sq];
         self.board[sq] = code;

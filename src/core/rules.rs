@@ -100,9 +100,9 @@ pub enum Repetition {
 impl Position {
     /// Plies without capture after which the game is drawn.
     pub fn no_capture_limit(&self) -> u32 {
-        match self.variant {
+        match self.variant() {
             Variant::Xiangqi => 120,
-            Variant::Jieqi => self.jieqi.no_capture_limit as u32,
+            Variant::Jieqi => self.jieqi_rules().no_capture_limit as u32,
         }
     }
 
@@ -110,19 +110,20 @@ impl Position {
     /// move, inside the no-capture window, not across a null move) and rules on the cycle.
     /// `times = 2` is what the search uses (the first repetition); games end at `times = 3`.
     pub fn repetition(&self, times: usize) -> Option<Repetition> {
-        let n = self.history.len();
-        let window = (self.rule60 as usize).min(n);
+        let history = self.history();
+        let n = history.len();
+        let window = (self.rule60() as usize).min(n);
         if window < 4 {
             return None;
         }
         let mut found = 0;
         let mut i = 2;
         while i <= window {
-            let st = &self.history[n - i];
-            if st.mv.is_null() || self.history[n - i + 1].mv.is_null() {
+            let st = &history[n - i];
+            if st.mv.is_null() || history[n - i + 1].mv.is_null() {
                 return None;
             }
-            if st.key == self.key {
+            if st.key == self.key() {
                 found += 1;
                 if found + 1 >= times {
                     return Some(self.rule_cycle(n - i));
@@ -135,13 +136,14 @@ impl Position {
 
     /// Rules on the moves `history[start..]`, which lead from a position back to itself.
     fn rule_cycle(&self, start: usize) -> Repetition {
-        let n = self.history.len();
+        let history = self.history();
+        let n = history.len();
         // gave_check(j): position after move j has its side to move in check.
         let gave_check = |j: usize| {
             if j + 1 < n {
-                self.history[j + 1].in_check
+                history[j + 1].in_check
             } else {
-                self.in_check
+                self.in_check()
             }
         };
         // Moves at start, start+2, ... were made by the side to move now ("us").
@@ -167,20 +169,20 @@ impl Position {
             | self.kind_bb(PieceType::Horse)
             | self.kind_bb(PieceType::Cannon)
             | self.kind_bb(PieceType::Pawn)
-            | self.dark;
+            | self.dark();
         if attackers != 0 {
             return false;
         }
         // Revealed Jieqi advisors and elephants can cross the board and give mate.
-        self.variant == Variant::Xiangqi
+        self.variant() == Variant::Xiangqi
             || (self.kind_bb(PieceType::Advisor) | self.kind_bb(PieceType::Elephant)) == 0
     }
 
     /// The game's outcome if it is over in this position, else `None`.
     pub fn outcome(&self) -> Option<Outcome> {
-        let us = self.side;
+        let us = self.side_to_move();
         if !self.has_legal_move() {
-            let reason = if self.in_check {
+            let reason = if self.in_check() {
                 Reason::Checkmate
             } else {
                 Reason::Stalemate
@@ -206,7 +208,7 @@ impl Position {
                 },
             });
         }
-        if self.rule60 as u32 >= self.no_capture_limit() {
+        if self.rule60() >= self.no_capture_limit() {
             return Some(Outcome {
                 result: GameResult::Draw,
                 reason: Reason::NoCaptureLimit,

@@ -1,4 +1,4 @@
-//! Basic value types of the rules core: colours, piece kinds, squares and moves.
+//! Basic value types of the rules core: colours, piece kinds, squares, moves and the variant.
 //!
 //! Squares are numbered `rank * 9 + file` with files a-i from red's left (0-8) and ranks 0-9
 //! from red's back rank, the convention of Pikafish and of UCI for Xiangqi.

@@ -69,7 +69,7 @@ pub(crate) fn eval_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> 
 pub(crate) fn psq_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> S {
     let mut acc = S::ZERO;
     for s in Squares(pos.occupied()) {
-        let code = pos.board[s] as usize - 1;
+        let code = pos.piece_code_at(s) as usize - 1;
         acc += p.psq[code][s];
         if T::ACTIVE {
             let kind = PieceType::from_index(code % 7);
@@ -128,7 +128,7 @@ pub(crate) fn shared_terms<T: Tracer>(pos: &Position, p: &EvalParams, acc: &mut 
         // Hanging pieces are rare: visit them one by one instead of counting per kind.
         let hanging = own & !king & theirs.attacks & !ours.attacks;
         for sq in Squares(hanging) {
-            let kind = (pos.board[sq] - 1) % 7;
+            let kind = (pos.piece_code_at(sq) - 1) % 7;
             term(acc, t, p, OFFSET[id::HANGING + kind as usize - 1], sign);
         }
         let pawns = pos.pieces_of(c, PieceType::Pawn);

@@ -237,7 +237,7 @@ pub(crate) fn eval_red_jieqi<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut 
     let mut n_dark = [0i64; 2];
 
     for s in Squares(occ) {
-        let code = pos.board[s] as usize - 1;
+        let code = pos.piece_code_at(s) as usize - 1;
         let side = (code >= 7) as usize;
         let (sign, rs) = if side == 0 {
             (1, s)
