@@ -1,11 +1,14 @@
-//! FEN reading and writing: exact round trips, every kind of invalid FEN refused with the right
-//! reason, and no panic on any input string (FEN or move text).
+//! FEN reading and writing: exact round trips (of the data files and of positions reached by
+//! random play in every variant), every kind of invalid FEN refused with the right reason, and no
+//! panic on any input string (FEN or move text).
 
 mod common;
 
 use common::{data_lines, perft_cases};
 use proptest::prelude::*;
-use xqtune::core::{FenError, Position};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use xqtune::core::{Arbiter, CaptureReveal, Color, FenError, PieceType, Position, Square};
 
 /// The name of a `FenError` variant, as written in `tests/data/invalid.fen`.
 fn kind_name(e: &FenError) -> &'static str {
@@ -27,25 +30,101 @@ fn kind_name(e: &FenError) -> &'static str {
     }
 }
 
+/// Everything a FEN describes is the same in `a` and `b` (`Position` has no `PartialEq`: its undo
+/// history is not part of the position a FEN describes).
+fn assert_same(a: &Position, b: &Position) {
+    let fen = a.to_fen();
+    assert_eq!(b.to_fen(), fen);
+    assert_eq!(b.variant(), a.variant(), "{fen}");
+    assert_eq!(b.key(), a.key(), "{fen}: key differs after round trip");
+    assert_eq!(b.in_check(), a.in_check(), "{fen}");
+    assert_eq!(b.side_to_move(), a.side_to_move(), "{fen}");
+    assert_eq!(b.rule60(), a.rule60(), "{fen}");
+    assert_eq!(b.fullmove(), a.fullmove(), "{fen}");
+    for s in 0..90u8 {
+        let sq = Square(s);
+        assert_eq!(b.piece_at(sq), a.piece_at(sq), "{fen}: {sq}");
+        assert_eq!(b.is_dark(sq), a.is_dark(sq), "{fen}: {sq}");
+        assert_eq!(b.hidden_kind(sq), a.hidden_kind(sq), "{fen}: {sq}");
+    }
+    for color in Color::ALL {
+        for kind in PieceType::ALL {
+            assert_eq!(
+                b.pool_count(color, kind),
+                a.pool_count(color, kind),
+                "{fen}"
+            );
+        }
+    }
+}
+
+/// `from_fen(to_fen(p)) == p`, and writing the read position gives the same text again.
+fn assert_position_round_trips(pos: &Position) {
+    let fen = pos.to_fen();
+    let again = Position::from_fen(&fen).unwrap_or_else(|e| panic!("own FEN {fen} refused: {e}"));
+    assert_same(pos, &again);
+    assert_eq!(again.to_fen(), fen, "to_fen is not stable");
+    again.debug_validate().expect("consistent position");
+}
+
 fn assert_round_trip(fen: &str) {
     let pos = Position::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: refused: {e}"));
     assert_eq!(pos.to_fen(), fen, "to_fen(from_fen(s)) != s");
-    let again = Position::from_fen(&pos.to_fen()).expect("own FEN is valid");
-    assert_eq!(again.to_fen(), pos.to_fen());
-    assert_eq!(
-        again.key(),
-        pos.key(),
-        "{fen}: key differs after round trip"
-    );
-    assert_eq!(again.in_check(), pos.in_check());
-    assert_eq!(again.side_to_move(), pos.side_to_move());
-    assert_eq!(again.rule60(), pos.rule60());
-    assert_eq!(again.fullmove(), pos.fullmove());
-    for s in 0..90u8 {
-        let sq = xqtune::core::Square(s);
-        assert_eq!(again.piece_at(sq), pos.piece_at(sq));
-    }
+    assert_position_round_trips(&pos);
     pos.debug_validate().expect("consistent position");
+}
+
+/// The start positions random play begins from.
+#[derive(Clone, Copy, Debug)]
+enum Start {
+    Xiangqi,
+    /// The Jieqi start as a player sees it: reveals drawn at random from the pool.
+    JieqiView,
+    /// Bright Jieqi: the Xiangqi set-up with Jieqi movement.
+    BrightJieqi,
+    /// A seeded deal played by the arbiter: the true position (with the hidden field) and both
+    /// players' views.
+    Arbiter,
+}
+
+/// Plays up to `plies` random moves from `start` (seeded by `seed`) and checks the round trip
+/// of every position on the way.
+fn round_trip_random_game(start: Start, seed: u64, plies: usize) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    if let Start::Arbiter = start {
+        let rule = [
+            CaptureReveal::Capturer,
+            CaptureReveal::Nobody,
+            CaptureReveal::Both,
+        ][rng.gen_range(0..3)];
+        let mut arb = Arbiter::from_seed(seed, rule);
+        for _ in 0..=plies {
+            assert_position_round_trips(arb.truth());
+            for side in Color::ALL {
+                assert_position_round_trips(arb.view(side));
+            }
+            let moves = arb.truth().legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            arb.play(moves[rng.gen_range(0..moves.len())])
+                .expect("a legal move");
+        }
+        return;
+    }
+    let mut pos = match start {
+        Start::Xiangqi => Position::startpos(),
+        Start::JieqiView => Position::jieqi_startpos(),
+        _ => Position::bright_jieqi_startpos(),
+    };
+    for _ in 0..=plies {
+        assert_position_round_trips(&pos);
+        let children: Vec<_> = pos.children().collect();
+        if children.is_empty() {
+            break;
+        }
+        pos.make_move(children[rng.gen_range(0..children.len())].0);
+    }
 }
 
 #[test]
@@ -160,6 +239,26 @@ fn fen_like() -> impl Strategy<Value = String> {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Every case is a valid position (reached by legal play), so the round trip is asserted on
+    /// every one: random text would almost always be refused before it got there.
+    #[test]
+    fn played_positions_round_trip(
+        start in prop_oneof![
+            Just(Start::Xiangqi),
+            Just(Start::JieqiView),
+            Just(Start::BrightJieqi),
+            Just(Start::Arbiter),
+        ],
+        seed in any::<u64>(),
+        plies in 0usize..160,
+    ) {
+        round_trip_random_game(start, seed, plies);
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
     #[test]
@@ -170,10 +269,8 @@ proptest! {
     #[test]
     fn from_fen_never_panics_on_fen_like_text(s in fen_like()) {
         if let Ok(pos) = Position::from_fen(&s) {
-            // Whatever is accepted is a consistent position that writes back to itself.
-            prop_assert!(pos.debug_validate().is_ok());
-            let again = Position::from_fen(&pos.to_fen()).expect("own FEN");
-            prop_assert_eq!(again.to_fen(), pos.to_fen());
+            // Whatever is accepted round-trips like a played position.
+            assert_position_round_trips(&pos);
         }
     }
 
