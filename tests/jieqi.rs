@@ -102,6 +102,8 @@ fn reveal_outcomes_weigh_the_pool() {
             children.extend(outs);
         }
         assert_eq!(children, pos.children().collect::<Vec<_>>(), "{fen}");
+        // Perft's bulk count of the last ply is the same expansion, counted.
+        assert_eq!(pos.count_children(), children.len() as u64, "{fen}");
     }
 }
 
