@@ -178,7 +178,7 @@ impl BenchReport {
 pub fn run_bench(
     depth: u32,
     eval: Arc<EvalParams>,
-    params: Arc<SearchParams>,
+    params: SearchParams,
     mut per_position: impl FnMut(usize, &Position, u64),
 ) -> Result<BenchReport, BenchError> {
     let positions = bench_positions()?;
@@ -189,7 +189,7 @@ pub fn run_bench(
     let start = Instant::now();
     let mut nodes = 0;
     for (i, pos) in positions.iter().enumerate() {
-        let mut s = Searcher::new(eval.clone(), params.clone(), 16);
+        let mut s = Searcher::new(eval.clone(), params, 16);
         let r = s.search(pos, &limits, &mut |_| {});
         nodes += r.nodes;
         per_position(i, pos, r.nodes);
@@ -218,8 +218,8 @@ mod tests {
     #[test]
     fn bench_is_deterministic() {
         let e = Arc::new(EvalParams::default());
-        let p = Arc::new(SearchParams::default());
-        let a = run_bench(3, e.clone(), p.clone(), |_, _, _| {}).unwrap();
+        let p = SearchParams::default();
+        let a = run_bench(3, e.clone(), p, |_, _, _| {}).unwrap();
         let b = run_bench(3, e, p, |_, _, _| {}).unwrap();
         assert_eq!(a.nodes, b.nodes);
         assert!(a.nodes > 0);
@@ -245,7 +245,7 @@ pub fn run_cli(args: &BenchArgs) -> anyhow::Result<()> {
     let (eval, params) =
         crate::uci::load_params(args.params.as_deref(), args.search_params.as_deref())?;
     let total = BENCH_POSITIONS.len();
-    let report = run_bench(args.depth, Arc::new(eval), Arc::new(params), |i, pos, n| {
+    let report = run_bench(args.depth, Arc::new(eval), params, |i, pos, n| {
         eprintln!("Position: {}/{total} ({}) nodes {n}", i + 1, pos.to_fen());
     })?;
     println!("===========================");

@@ -3,6 +3,8 @@
 //!
 //! `core` holds the rules and depends on nothing above it; `eval` scores positions from the
 //! parameters in `params/`; `search` finds moves; `play` runs matches; `tune` improves params.
+//! `tunable` describes a set of tunable numbers and reads and writes their files, for `eval`,
+//! `search` and the tuners alike.
 
 pub mod bench;
 pub mod cli;
@@ -11,5 +13,6 @@ pub mod eval;
 pub mod import;
 pub mod play;
 pub mod search;
+pub mod tunable;
 pub mod tune;
 pub mod uci;

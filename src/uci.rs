@@ -66,7 +66,7 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(eval: EvalParams, params: SearchParams, out: Output) -> Engine {
-        let searcher = Searcher::new(Arc::new(eval), Arc::new(params), DEFAULT_HASH_MB);
+        let searcher = Searcher::new(Arc::new(eval), params, DEFAULT_HASH_MB);
         let stop = searcher.stop_handle();
         Engine {
             out,
@@ -278,7 +278,7 @@ impl Engine {
                     SearchParams::load(Path::new(&value))
                         .map_err(|e| format!("SearchParamsFile '{value}': {e}"))?
                 };
-                self.lock_searcher().params = Arc::new(p);
+                self.lock_searcher().params = p;
             }
             "skill" => {
                 self.skill = Skill::parse(&value).ok_or_else(|| {

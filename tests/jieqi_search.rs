@@ -11,12 +11,16 @@ use xqtune::core::arbiter::{Arbiter, deal};
 use xqtune::core::{CaptureReveal, Color, Position, Variant};
 use xqtune::eval::{EvalParams, evaluate, evaluate_red, trace};
 use xqtune::play::{Engine, EngineConfig, MatchConfig, run_match_with_progress};
-use xqtune::search::{ChanceMode, SearchLimits, SearchParams, SearchResult, Searcher};
+use xqtune::search::{
+    ChanceMode, EngineOptions, SearchLimits, SearchParams, SearchResult, Searcher,
+};
 
 fn searcher(mode: ChanceMode) -> Searcher {
-    let mut p = SearchParams::default();
-    p.chance_mode = mode;
-    Searcher::new(Arc::new(EvalParams::default()), Arc::new(p), 4)
+    let options = EngineOptions {
+        chance_mode: mode,
+        ..EngineOptions::default()
+    };
+    Searcher::new(Arc::new(EvalParams::default()), SearchParams::default(), 4).with_options(options)
 }
 
 fn search(pos: &Position, limits: &SearchLimits) -> SearchResult {
@@ -209,12 +213,14 @@ fn jieqi_uci_session() {
 #[test]
 fn jieqi_match_is_reproducible() {
     let engine = |name: &str, mode: ChanceMode| {
-        let mut p = SearchParams::default();
-        p.chance_mode = mode;
         Engine::Internal(EngineConfig {
             name: name.into(),
             eval: Arc::new(EvalParams::default()),
-            search: Arc::new(p),
+            search: SearchParams::default(),
+            options: EngineOptions {
+                chance_mode: mode,
+                ..EngineOptions::default()
+            },
         })
     };
     let a = engine("chance", ChanceMode::Search);

@@ -12,7 +12,7 @@ use xqtune::play::{
     Engine, EngineConfig, ExternalConfig, MatchConfig, MatchReport, Protocol, Termination,
     TimeControl, run_match_with_progress,
 };
-use xqtune::search::SearchParams;
+use xqtune::search::{EngineOptions, SearchParams};
 
 const MODE_PREFIX: &str = "fake-mode=";
 
@@ -129,7 +129,8 @@ fn internal() -> Engine {
     Engine::Internal(EngineConfig {
         name: "xqtune".into(),
         eval: Arc::new(EvalParams::default()),
-        search: Arc::new(SearchParams::default()),
+        search: SearchParams::default(),
+        options: EngineOptions::default(),
     })
 }
 

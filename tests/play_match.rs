@@ -8,13 +8,14 @@ use xqtune::play::{
     Engine, EngineConfig, MatchConfig, MatchReport, SprtConfig, parse_openings,
     run_match_with_progress,
 };
-use xqtune::search::SearchParams;
+use xqtune::search::{EngineOptions, SearchParams};
 
 fn engine(name: &str, eval: EvalParams) -> EngineConfig {
     EngineConfig {
         name: name.into(),
         eval: Arc::new(eval),
-        search: Arc::new(SearchParams::default()),
+        search: SearchParams::default(),
+        options: EngineOptions::default(),
     }
 }
 

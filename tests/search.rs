@@ -7,16 +7,11 @@ use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
 use xqtune::core::{Move, Position};
 use xqtune::eval::EvalParams;
-use xqtune::search::{
-    MATE, SearchLimits, SearchParams, SearchParamsError, Searcher, Skill, mate_in, ruled_score,
-};
+use xqtune::search::{MATE, SearchLimits, SearchParams, Searcher, Skill, mate_in, ruled_score};
+use xqtune::tunable::ParamsError;
 
 fn searcher() -> Searcher {
-    Searcher::new(
-        Arc::new(EvalParams::default()),
-        Arc::new(SearchParams::default()),
-        4,
-    )
+    Searcher::new(Arc::new(EvalParams::default()), SearchParams::default(), 4)
 }
 
 fn depth(d: u32) -> SearchLimits {
@@ -358,7 +353,7 @@ fn search_params_errors_name_the_key() {
     let mut obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&good).unwrap();
     obj.remove("nmp_min_depth");
     let e = SearchParams::from_json(&serde_json::to_string(&obj).unwrap()).unwrap_err();
-    assert!(matches!(e, SearchParamsError::MissingKey(ref k) if k == "nmp_min_depth"));
+    assert!(matches!(e, ParamsError::MissingKey(ref k) if k == "nmp_min_depth"));
     // A missing file.
     let e = SearchParams::load(std::path::Path::new("/nonexistent/search.json")).unwrap_err();
     assert!(e.to_string().contains("/nonexistent/search.json"));

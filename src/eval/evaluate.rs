@@ -9,8 +9,10 @@
 //! (ElephantEye's `evaluate.cpp` "advisor shape" and "stringhold" terms, Pikafish-HCE); the
 //! numbers are all in `params/xiangqi.json`.
 
-use super::params::{EvalParams, NO_SLOT, OFFSET, PST_SLOT, id, pst_flat};
+use super::layout::{KING_ATTACKER_SLOTS, OFFSET, id, pst_flat};
+use super::params::EvalParams;
 use super::score::{PHASE_CANNON, PHASE_HORSE, PHASE_MAX, PHASE_ROOK, S};
+use super::tables::{NO_SLOT, PST_SLOT};
 use super::trace::Tracer;
 use crate::core::attacks::*;
 use crate::core::{Color, PieceType, Position};
@@ -268,7 +270,7 @@ fn side_terms<T: Tracer>(
 
     // King safety: how many pieces bear on the enemy palace, and missing defenders against
     // the attackers they hold off (advisors stop horses, elephants stop cannons).
-    let slot = (attackers as usize).min(super::params::KING_ATTACKER_SLOTS - 1);
+    let slot = (attackers as usize).min(KING_ATTACKER_SLOTS - 1);
     term(acc, t, p, OFFSET[id::KING_ATTACKERS] + 2 * slot, sign);
     let missing_adv = 2 - advisors.count_ones().min(2) as i32;
     let missing_ele = 2 - elephants.count_ones().min(2) as i32;

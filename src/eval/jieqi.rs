@@ -29,145 +29,13 @@
 //! records the same binary fractions, so `trace . params == evaluation` exactly.
 
 use super::evaluate::{phase, shared_terms};
-use super::params::{
-    DARK_SLOT, EvalParams, NFLAT, NO_SLOT, PST_SLOT, Part, Shape, TermDef, pst_flat,
-};
-use super::score::{PHASE_MAX, S};
+use super::layout::{JOFFSET, NFLAT, jflat, jid, jieqi_table_flat};
+use super::params::EvalParams;
+use super::score::{DARK_SCALE, PHASE_MAX, S};
+use super::tables::{DARK_SLOT, NO_SLOT};
 use super::trace::Tracer;
 use crate::core::attacks::Squares;
-use crate::core::{Color, PieceType, Position, Square};
-
-/// The denominator of a dark piece's quantised pool weights (a power of two: see the module
-/// documentation).
-pub const DARK_SCALE: i64 = 4096;
-
-const fn t(name: &'static str, shape: Shape, doc: &'static str) -> TermDef {
-    TermDef { name, shape, doc }
-}
-
-/// Jieqi term ids: indices into [`JIEQI_TERMS`].
-pub mod jid {
-    /// Six terms, advisor..pawn (`kind.index() - 1`).
-    pub const MATERIAL: usize = 0;
-    pub const PST_ADVISOR: usize = 6;
-    pub const PST_ELEPHANT: usize = 7;
-    pub const PST_PAWN: usize = 8;
-    pub const DARK: usize = 9;
-}
-
-/// The Jieqi schema, in file order; flat names are these prefixed `jieqi.`.
-pub const JIEQI_TERMS: [TermDef; 10] = [
-    t("material.advisor", Shape::Tapered, "revealed advisor value"),
-    t(
-        "material.elephant",
-        Shape::Tapered,
-        "revealed elephant value",
-    ),
-    t("material.horse", Shape::Tapered, "revealed horse value"),
-    t("material.rook", Shape::Tapered, "revealed rook value"),
-    t("material.cannon", Shape::Tapered, "revealed cannon value"),
-    t("material.pawn", Shape::Tapered, "revealed pawn value"),
-    t("pst.advisor", Shape::Board, "revealed advisor position"),
-    t("pst.elephant", Shape::Board, "revealed elephant position"),
-    t("pst.pawn", Shape::Board, "revealed pawn position"),
-    t(
-        "dark.pst",
-        Shape::Dark,
-        "dark piece on its starting square (added to its pool's average value)",
-    ),
-];
-
-const NJ: usize = JIEQI_TERMS.len();
-
-/// Offset of each Jieqi term within the Jieqi part (add [`NFLAT`] for the whole flat view).
-pub const JOFFSET: [usize; NJ] = {
-    let mut o = [0; NJ];
-    let mut acc = 0;
-    let mut i = 0;
-    while i < NJ {
-        o[i] = acc;
-        acc += JIEQI_TERMS[i].shape.len();
-        i += 1;
-    }
-    o
-};
-
-/// Number of Jieqi flat values.
-pub const JNFLAT: usize = JOFFSET[NJ - 1] + JIEQI_TERMS[NJ - 1].shape.len();
-
-/// Length of the whole flat view (`to_vec`): Xiangqi values, then Jieqi values.
-pub const NALL: usize = NFLAT + JNFLAT;
-
-/// Phase part of each Jieqi flat value (all Jieqi terms are tapered).
-pub const JPART: [Part; JNFLAT] = {
-    let mut p = [Part::Mg; JNFLAT];
-    let mut i = 1;
-    while i < JNFLAT {
-        p[i] = Part::Eg;
-        i += 2;
-    }
-    p
-};
-
-/// The embedded default Jieqi parameters (`params/jieqi.json`).
-pub const JIEQI_DEFAULT_JSON: &str = include_str!("../../params/jieqi.json");
-
-/// Flat index (whole view) of a Jieqi term's first value.
-#[inline(always)]
-const fn jflat(term: usize) -> usize {
-    NFLAT + JOFFSET[term]
-}
-
-/// Flat index (whole view) of the middlegame table entry of a revealed `kind` on red-relative
-/// square `rs`, if it has one.
-#[inline(always)]
-fn table_flat(kind: PieceType, rs: usize) -> Option<usize> {
-    let board_slot = PST_SLOT[PieceType::Rook.index()][rs] as usize;
-    match kind {
-        PieceType::Advisor => Some(jflat(jid::PST_ADVISOR) + 2 * board_slot),
-        PieceType::Elephant => Some(jflat(jid::PST_ELEPHANT) + 2 * board_slot),
-        PieceType::Pawn => Some(jflat(jid::PST_PAWN) + 2 * board_slot),
-        _ => {
-            let slot = PST_SLOT[kind.index()][rs];
-            (slot != NO_SLOT).then(|| pst_flat(kind, slot))
-        }
-    }
-}
-
-/// Recomputes the Jieqi lookup tables of `p` from its values (called by `EvalParams::rebuild`).
-pub(crate) fn rebuild(p: &mut EvalParams) {
-    let value = |p: &EvalParams, i: usize| -> S {
-        if i < NFLAT {
-            p.s(i)
-        } else {
-            S(p.jieqi.values[i - NFLAT], p.jieqi.values[i - NFLAT + 1])
-        }
-    };
-    for kind in PieceType::ALL {
-        let k = kind.index();
-        let material = if kind == PieceType::King {
-            S::ZERO
-        } else {
-            value(p, jflat(jid::MATERIAL + k - 1))
-        };
-        for sq in 0..90 {
-            let table = table_flat(kind, sq).map_or(S::ZERO, |i| value(p, i));
-            let v = material + table;
-            p.jieqi.psq[k][sq] = v;
-            p.jieqi.psq[7 + k][Square(sq as u8).flip_rank().index()] = -v;
-        }
-    }
-    for sq in 0..90 {
-        let slot = DARK_SLOT[sq];
-        let v = if slot == NO_SLOT {
-            S::ZERO
-        } else {
-            value(p, jflat(jid::DARK) + 2 * slot as usize)
-        };
-        p.jieqi.dark[0][sq] = v;
-        p.jieqi.dark[1][Square(sq as u8).flip_rank().index()] = -v;
-    }
-}
+use crate::core::{Color, PieceType, Position};
 
 /// The quantised pool weights of `n` dark pieces of `color`, indexed by kind:
 /// `m_k ~ n * DARK_SCALE * count_k / total` by the largest-remainder method (they add up to
@@ -258,7 +126,7 @@ pub(crate) fn eval_red_jieqi<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut 
                 if kind != PieceType::King {
                     t.add_s(jflat(jid::MATERIAL + kind.index() - 1), sign);
                 }
-                if let Some(i) = table_flat(kind, rs) {
+                if let Some(i) = jieqi_table_flat(kind, rs) {
                     t.add_s(i, sign);
                 }
             }

@@ -1,29 +1,38 @@
 //! Evaluation: a data-driven, tapered Xiangqi evaluation that reports its own coefficients.
 //!
+//! Modules, each importing only those listed before it:
+//!
 //! - [`score`]: the `S(mg, eg)` pair and the phase blend.
-//! - [`params`]: the parameter schema, the flat view used by the tuners and the JSON format of
-//!   `params/xiangqi.json` (embedded as the default).
-//! - [`evaluate`](mod@evaluate): the evaluation, generic over a [`Tracer`].
-//! - [`trace`](mod@trace): the tracers; [`trace()`] gives the evaluation as a linear form.
+//! - [`tables`]: which squares each piece's position table stores, and the square lookups.
+//! - [`layout`]: the term tables of Xiangqi and Jieqi, their ids, offsets and names, and the
+//!   flat index space (Xiangqi values, then Jieqi values named `jieqi.*`).
+//! - [`trace`](mod@trace): the tracers the evaluation reports its parameter uses to.
+//! - [`params`]: the values of the terms, their bounds, the derived lookup tables and the params
+//!   files (`params/xiangqi.json`, `params/jieqi.json`, embedded as the defaults).
+//! - [`evaluate`](mod@evaluate): the Xiangqi evaluation, generic over a [`Tracer`].
+//! - [`jieqi`](mod@jieqi): the Jieqi evaluation: Jieqi piece values, whole-board advisor,
+//!   elephant and pawn tables, dark pieces worth their pool's average, plus the Xiangqi terms
+//!   that keep their meaning.
 //!
-//! - [`jieqi`](mod@jieqi): the Jieqi terms (`params/jieqi.json`): piece values, whole-board
-//!   advisor, elephant and pawn tables, dark pieces worth their pool's average.
-//!
-//! The variant is data in the position: [`evaluate()`] dispatches on it. Jieqi positions use
-//! the Jieqi piece values and tables plus the Xiangqi terms that keep their meaning (see
-//! [`jieqi`](mod@jieqi)). The flat view (`specs`/`to_vec`/`from_vec`) holds the Xiangqi values
-//! then the Jieqi values, named `jieqi.*`.
+//! The variant is data in the position: [`evaluate()`] dispatches on it. Whether Jieqi
+//! positions use the Jieqi terms at all is an option of the engine (`jieqi_eval`, off for the
+//! `--b-xiangqi-eval-in-jieqi` baseline), not a parameter.
 
 pub mod evaluate;
 pub mod jieqi;
+pub mod layout;
 pub mod params;
 pub mod score;
+pub mod tables;
 pub mod trace;
 
+pub use crate::tunable::ParamsError;
 pub use evaluate::phase;
-pub use jieqi::{DARK_SCALE, JIEQI_TERMS, dark_piece_value, pool_weights};
-pub use params::{Bounds, EvalParams, ParamSpec, ParamsError, Shape, TERMS, TermDef, pst_squares};
-pub use score::S;
+pub use jieqi::{dark_piece_value, pool_weights};
+pub use layout::{JIEQI_TERMS, Shape, TERMS, TermDef};
+pub use params::EvalParams;
+pub use score::{DARK_SCALE, S};
+pub use tables::pst_squares;
 pub use trace::{CoeffTracer, NoTrace, Trace, Tracer};
 
 use crate::core::{Color, Position, Variant};
@@ -32,18 +41,39 @@ use std::path::PathBuf;
 
 /// Whether `pos` is scored by the Jieqi evaluation (else by the Xiangqi one).
 #[inline(always)]
-fn jieqi_eval_applies(pos: &Position, params: &EvalParams) -> bool {
-    pos.variant() == Variant::Jieqi && params.jieqi.enabled
+fn jieqi_eval_applies(pos: &Position, jieqi_eval: bool) -> bool {
+    pos.variant() == Variant::Jieqi && jieqi_eval
 }
 
 /// The evaluation from red's point of view, recording parameter uses into `tracer`.
+/// `jieqi_eval`: whether Jieqi positions are scored with the Jieqi terms (`false`: the Xiangqi
+/// terms over the visible kinds, dark pieces as the kind of their square; a match baseline).
 #[inline]
-pub fn evaluate_red_with<T: Tracer>(pos: &Position, params: &EvalParams, tracer: &mut T) -> i32 {
-    if jieqi_eval_applies(pos, params) {
+pub fn evaluate_red_for<T: Tracer>(
+    pos: &Position,
+    params: &EvalParams,
+    jieqi_eval: bool,
+    tracer: &mut T,
+) -> i32 {
+    if jieqi_eval_applies(pos, jieqi_eval) {
         jieqi::eval_red_jieqi(pos, params, tracer)
     } else {
         evaluate::eval_red(pos, params, tracer)
     }
+}
+
+/// The evaluation from red's point of view, recording parameter uses into `tracer` (Jieqi
+/// positions with the Jieqi terms, as everywhere below).
+#[inline]
+pub fn evaluate_red_with<T: Tracer>(pos: &Position, params: &EvalParams, tracer: &mut T) -> i32 {
+    evaluate_red_for(pos, params, true, tracer)
+}
+
+/// Static evaluation in centipawns from the side to move's point of view, Jieqi positions
+/// scored with (`jieqi_eval`) or without the Jieqi terms (see [`evaluate_red_for`]).
+#[inline]
+pub fn evaluate_for(pos: &Position, params: &EvalParams, jieqi_eval: bool) -> i32 {
+    evaluate_red_for(pos, params, jieqi_eval, &mut NoTrace) * pos.side_to_move().sign()
 }
 
 /// Static evaluation in centipawns from the side to move's point of view, recording parameter
@@ -67,8 +97,8 @@ pub fn evaluate_red(pos: &Position, params: &EvalParams) -> i32 {
 
 /// An evaluation in two steps, for lazy use by the search: [`Partial::lazy`] is material and
 /// position tables alone (the terms that move most), [`Partial::finish`] adds the rest and
-/// equals [`evaluate`] exactly. Only for positions the Xiangqi evaluation scores (`None` when
-/// the Jieqi evaluation applies).
+/// equals [`evaluate_for`] exactly. Only for positions the Xiangqi evaluation scores (`None`
+/// when the Jieqi evaluation applies).
 #[derive(Clone, Copy, Debug)]
 pub struct Partial {
     acc: S,
@@ -76,8 +106,8 @@ pub struct Partial {
 
 impl Partial {
     #[inline]
-    pub fn new(pos: &Position, params: &EvalParams) -> Option<Partial> {
-        if jieqi_eval_applies(pos, params) {
+    pub fn new(pos: &Position, params: &EvalParams, jieqi_eval: bool) -> Option<Partial> {
+        if jieqi_eval_applies(pos, jieqi_eval) {
             return None;
         }
         Some(Partial {
@@ -91,7 +121,7 @@ impl Partial {
         self.acc.taper(phase(pos)) * pos.side_to_move().sign()
     }
 
-    /// The full evaluation from the side to move's point of view (equal to [`evaluate`]).
+    /// The full evaluation from the side to move's point of view (equal to [`evaluate_for`]).
     #[inline]
     pub fn finish(self, pos: &Position, params: &EvalParams) -> i32 {
         evaluate::finish_red(pos, params, self.acc, &mut NoTrace) * pos.side_to_move().sign()
@@ -163,18 +193,7 @@ pub fn run_cli(args: &EvalArgs) -> Result<()> {
             "term (cp after tapering, own view)", "red", "black", "net"
         );
         let mut total = 0.0;
-        let xiangqi = TERMS
-            .iter()
-            .enumerate()
-            .map(|(ti, term)| (term.name.to_string(), params::OFFSET[ti], term.shape.len()));
-        let jieqi = JIEQI_TERMS.iter().enumerate().map(|(ti, term)| {
-            (
-                format!("jieqi.{}", term.name),
-                params::NFLAT + jieqi::JOFFSET[ti],
-                term.shape.len(),
-            )
-        });
-        for (name, offset, len) in xiangqi.chain(jieqi) {
+        for (name, offset, len) in layout::term_spans() {
             let mut side = [0f64; 2];
             for i in offset..offset + len {
                 for color in Color::ALL {

@@ -22,6 +22,10 @@ pub const PHASE_ROOK: i32 = 2;
 pub const PHASE_HORSE: i32 = 1;
 pub const PHASE_CANNON: i32 = 1;
 
+/// The denominator of a Jieqi dark piece's quantised pool weights (a power of two, so that the
+/// fractional uses the trace records are exact binary fractions: see `eval::jieqi`).
+pub const DARK_SCALE: i64 = 4096;
+
 impl S {
     pub const ZERO: S = S(0, 0);
 

@@ -1,5 +1,6 @@
-use super::jieqi::NALL;
-use super::params::{DEFAULT_JSON, OFFSET, PST_LEN, id};
+use super::layout::{NALL, NFLAT, OFFSET, id};
+use super::params::DEFAULT_JSON;
+use super::tables::PST_LEN;
 use super::*;
 use crate::core::{PieceType, Position};
 use rand::{Rng, SeedableRng};
@@ -182,7 +183,7 @@ fn partial_evaluation_finishes_at_the_evaluation() {
     }
     let only_psq = default.from_vec(&v);
     for pos in sample_positions() {
-        let part = super::Partial::new(&pos, &default).expect("Xiangqi position");
+        let part = super::Partial::new(&pos, &default, true).expect("Xiangqi position");
         assert_eq!(
             part.finish(&pos, &default),
             evaluate(&pos, &default),
@@ -266,7 +267,7 @@ fn json_round_trip() {
     let q = p.from_vec(&v);
     // A Xiangqi file carries the Xiangqi part; the Jieqi part comes from its own file.
     let mut r = EvalParams::from_json_str(&q.to_json_string()).expect("parses");
-    let n = super::params::NFLAT;
+    let n = NFLAT;
     assert_eq!(r.to_vec()[..n], q.to_vec()[..n]);
     assert_eq!(
         r.to_vec()[n..],

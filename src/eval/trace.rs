@@ -6,9 +6,8 @@
 //! parameter, how many times it was added (red's point of view). The Texel tuner then needs no
 //! re-evaluation per step: `eval = round(sum(coeff * param))`.
 
-use super::jieqi::{DARK_SCALE, NALL};
-use super::params::{Part, part};
-use super::score::PHASE_MAX;
+use super::layout::{NALL, Part, part};
+use super::score::{DARK_SCALE, PHASE_MAX};
 
 /// Receives the evaluation's parameter uses.
 pub trait Tracer {

@@ -6,7 +6,7 @@
 
 use crate::core::{Color, GameResult, Move, Position, Reason};
 use crate::eval::EvalParams;
-use crate::search::{SearchLimits, SearchParams, Searcher};
+use crate::search::{EngineOptions, SearchLimits, SearchParams, Searcher};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -495,16 +495,23 @@ pub(super) fn adjudicate(
 /// so node-limited games are reproducible.
 pub struct InProcessPlayer {
     eval: Arc<EvalParams>,
-    params: Arc<SearchParams>,
+    params: SearchParams,
+    options: EngineOptions,
     hash_mb: usize,
     searcher: Option<Searcher>,
 }
 
 impl InProcessPlayer {
-    pub fn new(eval: Arc<EvalParams>, params: Arc<SearchParams>, hash_mb: usize) -> Self {
+    pub fn new(
+        eval: Arc<EvalParams>,
+        params: SearchParams,
+        options: EngineOptions,
+        hash_mb: usize,
+    ) -> Self {
         InProcessPlayer {
             eval,
             params,
+            options,
             hash_mb,
             searcher: None,
         }
@@ -513,22 +520,19 @@ impl InProcessPlayer {
 
 impl Player for InProcessPlayer {
     fn new_game(&mut self) -> Result<(), PlayerError> {
-        self.searcher = Some(Searcher::new(
-            self.eval.clone(),
-            self.params.clone(),
-            self.hash_mb,
-        ));
+        self.searcher = Some(
+            Searcher::new(self.eval.clone(), self.params, self.hash_mb).with_options(self.options),
+        );
         Ok(())
     }
 
     fn go(&mut self, req: &GoRequest) -> Result<Reply, PlayerError> {
         let searcher = match &mut self.searcher {
             Some(s) => s,
-            None => self.searcher.insert(Searcher::new(
-                self.eval.clone(),
-                self.params.clone(),
-                self.hash_mb,
-            )),
+            None => self.searcher.insert(
+                Searcher::new(self.eval.clone(), self.params, self.hash_mb)
+                    .with_options(self.options),
+            ),
         };
         let us = req.pos.side_to_move().index();
         let limits = SearchLimits {

@@ -23,7 +23,7 @@ pub use stats::{MatchResult, SprtConfig, SprtStatus, SprtVerdict};
 
 use crate::core::{CaptureReveal, Variant};
 use crate::eval::EvalParams;
-use crate::search::{ChanceMode, SearchParams};
+use crate::search::{ChanceMode, EngineOptions, SearchParams};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,7 +34,9 @@ use std::sync::atomic::AtomicBool;
 pub struct EngineConfig {
     pub name: String,
     pub eval: Arc<EvalParams>,
-    pub search: Arc<SearchParams>,
+    pub search: SearchParams,
+    /// The switches that are not tuned numbers (the baselines of the Jieqi measurements).
+    pub options: EngineOptions,
 }
 
 /// How a match is played. `Default` gives 2 games at 5,000 nodes per move on all cores from the
@@ -298,7 +300,8 @@ fn build_engine(
     Ok(Engine::Internal(EngineConfig {
         name: name.map(str::to_string).unwrap_or(default_name),
         eval,
-        search: Arc::new(SearchParams::default()),
+        search: SearchParams::default(),
+        options: EngineOptions::default(),
     }))
 }
 
@@ -340,9 +343,7 @@ pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig
     if args.b_no_reveal_search {
         match &mut b {
             Engine::Internal(c) => {
-                let mut p = (*c.search).clone();
-                p.chance_mode = ChanceMode::StaticAverage;
-                c.search = Arc::new(p);
+                c.options.chance_mode = ChanceMode::StaticAverage;
                 if !c.name.ends_with("-noreveal") {
                     c.name.push_str("-noreveal");
                 }
@@ -353,7 +354,7 @@ pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig
     if args.b_xiangqi_eval_in_jieqi {
         match &mut b {
             Engine::Internal(c) => {
-                c.eval = Arc::new(c.eval.with_jieqi_terms(false));
+                c.options.jieqi_eval = false;
                 c.name.push_str("-xqeval");
             }
             Engine::External(_) => bail!("--b-xiangqi-eval-in-jieqi needs an in-process engine B"),

@@ -56,7 +56,7 @@ impl Engine {
     /// What the PGN records to identify the parameters (the eval params hash).
     pub fn params_hash(&self) -> Option<String> {
         match self {
-            Engine::Internal(c) => Some(format!("{:016x}", c.eval.hash())),
+            Engine::Internal(c) => Some(format!("{:016x}", c.options.eval_hash(&c.eval))),
             Engine::External(_) => None,
         }
     }
@@ -72,7 +72,8 @@ impl Engine {
         match self {
             Engine::Internal(c) => Box::new(InProcessPlayer::new(
                 c.eval.clone(),
-                c.search.clone(),
+                c.search,
+                c.options,
                 hash_mb,
             )),
             Engine::External(c) => Box::new(ExternalPlayer::new(c.clone())),

@@ -26,10 +26,10 @@ pub mod params;
 pub mod time;
 pub mod tt;
 
-pub use params::{DEFAULT_SEARCH_JSON, SearchParams, SearchParamsError};
+pub use params::{DEFAULT_SEARCH_JSON, EngineOptions, SearchParams};
 
 use crate::core::{Color, Move, PieceType, Position, Repetition};
-use crate::eval::{EvalParams, Partial, evaluate};
+use crate::eval::{EvalParams, Partial, evaluate_for};
 use ordering::{Heuristics, ORDER_VALUE, ScoredMoves, StagedMoves, piece_code};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -170,9 +170,9 @@ pub struct Searcher {
     /// The evaluation parameters. After replacing them, call [`Searcher::new_game`]: the
     /// tables keep evaluations made with the old ones.
     pub eval: Arc<EvalParams>,
-    pub params: Arc<SearchParams>,
-    /// `params`' per-node values, refreshed at the start of every search.
-    node_params: NodeParams,
+    pub params: SearchParams,
+    /// The switches that are not tuned numbers (chance nodes, Jieqi evaluation).
+    pub options: EngineOptions,
     /// Chance nodes on the current path.
     chance_nested: i32,
     stop: Arc<AtomicBool>,
@@ -282,61 +282,10 @@ impl EvalCache {
     }
 }
 
-/// The search parameters the main search reads at every node, copied out of the shared
-/// `SearchParams` when a search starts (a plain copy per node instead of an `Arc` clone).
-#[derive(Clone, Copy, Debug, Default)]
-struct NodeParams {
-    rfp_max_depth: i32,
-    rfp_margin: i32,
-    razor_max_depth: i32,
-    razor_margin: i32,
-    nmp_min_depth: i32,
-    nmp_base_reduction: i32,
-    nmp_depth_divisor: i32,
-    nmp_eval_divisor: i32,
-    iir_min_depth: i32,
-    chance_dark_reduce_min: i32,
-    lmp_base: i32,
-    lmp_max_depth: i32,
-    futility_max_depth: i32,
-    futility_base: i32,
-    futility_margin: i32,
-    lmr_min_depth: i32,
-    lmr_min_moves: i32,
-    lmr_history_divisor: i32,
-    history_max: i32,
-}
-
-impl NodeParams {
-    fn of(p: &SearchParams) -> NodeParams {
-        NodeParams {
-            rfp_max_depth: p.rfp_max_depth,
-            rfp_margin: p.rfp_margin,
-            razor_max_depth: p.razor_max_depth,
-            razor_margin: p.razor_margin,
-            nmp_min_depth: p.nmp_min_depth,
-            nmp_base_reduction: p.nmp_base_reduction,
-            nmp_depth_divisor: p.nmp_depth_divisor,
-            nmp_eval_divisor: p.nmp_eval_divisor,
-            iir_min_depth: p.iir_min_depth,
-            chance_dark_reduce_min: p.chance_dark_reduce_min,
-            lmp_base: p.lmp_base,
-            lmp_max_depth: p.lmp_max_depth,
-            futility_max_depth: p.futility_max_depth,
-            futility_base: p.futility_base,
-            futility_margin: p.futility_margin,
-            lmr_min_depth: p.lmr_min_depth,
-            lmr_min_moves: p.lmr_min_moves,
-            lmr_history_divisor: p.lmr_history_divisor,
-            history_max: p.history_max,
-        }
-    }
-}
-
 /// The static evaluation, kept clear of the mate range whatever the parameters say.
 #[inline(always)]
-fn static_eval(pos: &Position, eval: &EvalParams) -> i32 {
-    clamp_eval(evaluate(pos, eval))
+fn static_eval(pos: &Position, eval: &EvalParams, options: EngineOptions) -> i32 {
+    clamp_eval(evaluate_for(pos, eval, options.jieqi_eval))
 }
 
 #[inline(always)]
@@ -345,11 +294,11 @@ fn clamp_eval(v: i32) -> i32 {
 }
 
 impl Searcher {
-    pub fn new(eval: Arc<EvalParams>, params: Arc<SearchParams>, hash_mb: usize) -> Searcher {
+    pub fn new(eval: Arc<EvalParams>, params: SearchParams, hash_mb: usize) -> Searcher {
         let mut s = Searcher {
-            node_params: NodeParams::of(&params),
             eval,
             params,
+            options: EngineOptions::default(),
             chance_nested: 0,
             stop: Arc::new(AtomicBool::new(false)),
             tt: TranspositionTable::new(hash_mb),
@@ -383,6 +332,13 @@ impl Searcher {
                 self.lmr[d][m] = (hundredths / 100) as i32;
             }
         }
+    }
+
+    /// The searcher with `options` (the default options: chance nodes searched, Jieqi
+    /// positions scored with the Jieqi terms).
+    pub fn with_options(mut self, options: EngineOptions) -> Searcher {
+        self.options = options;
+        self
     }
 
     /// Replaces the transposition table with one of `mb` megabytes (UCI `Hash`).
@@ -465,8 +421,7 @@ impl Searcher {
             nodes: 0,
             pv: vec![root_moves[0]],
         };
-        let p = self.params.clone();
-        self.node_params = NodeParams::of(&p);
+        let p = self.params;
         let mut prev_score = 0;
         for depth in 1..=max_depth {
             self.root_depth = depth;
@@ -589,7 +544,7 @@ impl Searcher {
         if let Some(v) = self.eval_cache.probe(key) {
             return (v, true);
         }
-        let v = match Partial::new(pos, &self.eval) {
+        let v = match Partial::new(pos, &self.eval, self.options.jieqi_eval) {
             Some(part) => {
                 if let Some((alpha, beta)) = window {
                     let margin = self.params.qs_lazy_margin;
@@ -603,7 +558,7 @@ impl Searcher {
                 }
                 clamp_eval(part.finish(pos, &self.eval))
             }
-            None => static_eval(pos, &self.eval),
+            None => static_eval(pos, &self.eval, self.options),
         };
         self.eval_cache.store(key, v);
         (v, true)
@@ -693,7 +648,7 @@ impl Searcher {
                 return if in_check {
                     0
                 } else {
-                    static_eval(pos, &self.eval)
+                    static_eval(pos, &self.eval, self.options)
                 };
             }
             // Mate distance pruning: no line from here beats a mate already found nearer.
@@ -719,7 +674,7 @@ impl Searcher {
             return h.score;
         }
 
-        let p = self.node_params;
+        let p = self.params;
         let static_eval = if in_check {
             -INF
         } else if let Some(h) = hit
@@ -981,7 +936,7 @@ impl Searcher {
         for (r, w) in outcomes {
             self.nodes += 1;
             pos.make_move(r);
-            let v = -evaluate(pos, &self.eval);
+            let v = -evaluate_for(pos, &self.eval, self.options.jieqi_eval);
             pos.unmake_move();
             values.push((v, w));
         }
@@ -1002,7 +957,7 @@ impl Searcher {
         depth: i32,
         ply: usize,
     ) -> i32 {
-        if self.params.chance_mode == ChanceMode::StaticAverage
+        if self.options.chance_mode == ChanceMode::StaticAverage
             || self.chance_nested >= self.params.chance_max_nested
             || ply + 2 >= MAX_PLY
         {
@@ -1099,7 +1054,7 @@ impl Searcher {
             return if in_check {
                 0
             } else {
-                static_eval(pos, &self.eval)
+                static_eval(pos, &self.eval, self.options)
             };
         }
         let pv_node = beta - alpha > 1;

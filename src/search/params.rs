@@ -1,255 +1,276 @@
 //! Search parameters (reductions, margins, depth limits of the pruning rules) as data.
 //!
-//! `params/search.json` holds one entry per constant, `{"name": {"v": 3, "min": 1, "max": 6,
-//! "step": 1}}`, the same value/bounds/step layout as the evaluation parameters, so the tuners
-//! (SPSA, GA) can treat search constants like any other genes (viridithas exposes its search
-//! constants the same way for SPSA). The defaults are embedded with `include_str!`.
+//! Each constant is declared once below with its default, bounds and step (viridithas declares
+//! its search parameters the same way for SPSA); the declaration generates the plain `Copy`
+//! struct the search reads at every node and the flat view the tuners vary. `params/search.json`
+//! is the same declaration in the params file format (`{"name": {"v": 3, "min": 1, "max": 6,
+//! "step": 1}}`, read and written by [`crate::tunable`]); a test keeps the two equal.
 //!
 //! Naming (after Carp's `search_params.rs`): `*_max_depth` / `*_min_depth` bound where a rule
 //! applies, `*_margin` / `*_base` are centipawns, `*_divisor` scale a formula, `lmr_*` are in
 //! hundredths of a ply.
 
-use crate::eval::ParamSpec;
-use serde_json::Value;
+use super::ChanceMode;
+use crate::eval::EvalParams;
+use crate::tunable::{self, Form, ParamList, ParamSpec, ParamsError, Term, Tunable};
 use std::path::Path;
-use thiserror::Error;
 
-/// Why a search parameters file was refused. Every variant names the offending key or file.
-#[derive(Debug, Error)]
-pub enum SearchParamsError {
-    /// The I/O error is part of the message (not a `source`), so it is printed once.
-    #[error("cannot read {path}: {err}")]
-    Io { path: String, err: std::io::Error },
-    #[error("search params are not valid JSON: {0}")]
-    Json(String),
-    #[error(
-        "search params must be a JSON object of {{\"name\": {{\"v\", \"min\", \"max\", \"step\"}}}}"
-    )]
-    NotObject,
-    #[error("unknown search parameter '{0}'")]
-    UnknownKey(String),
-    #[error("missing search parameter '{0}'")]
-    MissingKey(String),
-    #[error("search parameter '{key}': {problem}")]
-    BadEntry { key: String, problem: String },
-    #[error("search parameter '{key}' = {value} is outside [{min}, {max}]")]
-    OutOfBounds {
-        key: String,
-        value: i32,
-        min: i32,
-        max: i32,
-    },
+/// The engine's experiment switches: not tuned numbers, so not in any params file or genome.
+/// The match flags `--b-no-reveal-search` and `--b-xiangqi-eval-in-jieqi` set them for the
+/// baselines the Jieqi measurements compare against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// How Jieqi chance nodes are valued.
+    pub chance_mode: ChanceMode,
+    /// Whether Jieqi positions are scored with the Jieqi terms (`false`: the Xiangqi terms
+    /// over the visible kinds, dark pieces as the kind of their square).
+    pub jieqi_eval: bool,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            chance_mode: ChanceMode::Search,
+            jieqi_eval: true,
+        }
+    }
+}
+
+impl EngineOptions {
+    /// The hash that identifies the evaluation `eval` plays with under these options (PGN
+    /// headers): the parameters' hash, marked when the Jieqi terms are off so that the
+    /// baseline is told apart from the engine it is measured against.
+    pub fn eval_hash(&self, eval: &EvalParams) -> u64 {
+        let h = eval.hash();
+        if self.jieqi_eval {
+            h
+        } else {
+            (h ^ 0xff).wrapping_mul(0x0100_0000_01b3)
+        }
+    }
 }
 
 macro_rules! search_params {
-    ($($name:ident),* $(,)?) => {
-        /// Every tunable constant of the search. Field names are the keys of the JSON file.
-        #[derive(Clone, Debug, PartialEq)]
+    ($($name:ident: $v:literal in $min:literal..=$max:literal step $step:literal,)*) => {
+        /// Every tunable constant of the search. Field names are the keys of the params file.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub struct SearchParams {
             $(pub $name: i32,)*
-            /// Bounds and steps, in field order (read from the file next to the values).
-            bounds: Vec<(i32, i32, i32)>,
-            /// How Jieqi chance nodes are valued. Not a tuned number (not in the file or the
-            /// genome): the no-reveal-search baseline of the measurements sets it.
-            pub chance_mode: super::ChanceMode,
         }
 
         impl SearchParams {
+            /// The declaration: name, default, bounds and step of each constant, in flat order.
+            pub const DECLARED: &'static [Tunable] = &[$(Tunable {
+                name: stringify!($name),
+                value: $v,
+                min: $min,
+                max: $max,
+                step: $step,
+            }),*];
+
             /// Parameter names in `to_vec` order.
             pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
 
-            /// The flat value vector (genome), in `NAMES` order.
-            pub fn to_vec(&self) -> Vec<i32> {
+            /// The declared defaults.
+            pub const DEFAULT: SearchParams = SearchParams { $($name: $v,)* };
+
+            /// The terms of the params file (one plain value each).
+            const TERMS: &'static [Term] = &[$(Term {
+                name: stringify!($name),
+                form: Form::Plain,
+            }),*];
+
+            fn values(&self) -> Vec<i32> {
                 vec![$(self.$name),*]
             }
 
-            fn blank() -> SearchParams {
-                SearchParams {
-                    $($name: 0,)*
-                    bounds: Vec::new(),
-                    chance_mode: super::ChanceMode::Search,
-                }
-            }
-
-            fn set_by_index(&mut self, i: usize, v: i32) {
-                let mut k = 0usize;
-                $(
-                    if k == i {
-                        self.$name = v;
-                        return;
-                    }
-                    k += 1;
-                )*
-                let _ = k;
+            /// The fields in flat order, for writing.
+            fn fields_mut(&mut self) -> Vec<&mut i32> {
+                vec![$(&mut self.$name),*]
             }
         }
     };
 }
 
-search_params!(
-    aspiration_delta,
-    aspiration_min_depth,
-    nmp_min_depth,
-    nmp_base_reduction,
-    nmp_depth_divisor,
-    nmp_eval_divisor,
-    rfp_max_depth,
-    rfp_margin,
-    razor_max_depth,
-    razor_margin,
-    futility_max_depth,
-    futility_base,
-    futility_margin,
-    qs_lazy_margin,
-    lmp_max_depth,
-    lmp_base,
-    lmr_min_depth,
-    lmr_min_moves,
-    lmr_base,
-    lmr_divisor,
-    lmr_history_divisor,
-    iir_min_depth,
-    history_max,
-    chance_scale,
-    chance_max_nested,
-    chance_dark_reduce_min,
-);
+search_params! {
+    aspiration_delta: 30 in 5..=200 step 5,
+    aspiration_min_depth: 4 in 1..=10 step 1,
+    nmp_min_depth: 3 in 1..=8 step 1,
+    nmp_base_reduction: 3 in 1..=6 step 1,
+    nmp_depth_divisor: 4 in 2..=12 step 1,
+    nmp_eval_divisor: 200 in 50..=1000 step 25,
+    rfp_max_depth: 7 in 0..=12 step 1,
+    rfp_margin: 90 in 20..=400 step 10,
+    razor_max_depth: 3 in 0..=6 step 1,
+    razor_margin: 250 in 50..=1000 step 25,
+    futility_max_depth: 6 in 0..=12 step 1,
+    futility_base: 80 in 0..=500 step 10,
+    futility_margin: 100 in 20..=400 step 10,
+    qs_lazy_margin: 300 in 100..=2000 step 25,
+    lmp_max_depth: 6 in 0..=12 step 1,
+    lmp_base: 4 in 1..=20 step 1,
+    lmr_min_depth: 3 in 2..=8 step 1,
+    lmr_min_moves: 3 in 1..=10 step 1,
+    lmr_base: 75 in 0..=200 step 5,
+    lmr_divisor: 230 in 100..=500 step 10,
+    lmr_history_divisor: 6000 in 1000..=32000 step 500,
+    iir_min_depth: 5 in 2..=12 step 1,
+    history_max: 16384 in 1024..=65536 step 1024,
+    chance_scale: 250 in 100..=600 step 10,
+    chance_max_nested: 2 in 1..=6 step 1,
+    chance_dark_reduce_min: 24 in 8..=31 step 1,
+}
 
-/// The embedded default file.
+/// The declaration in the params file format (a test keeps it equal to the declaration).
 pub const DEFAULT_SEARCH_JSON: &str = include_str!("../../params/search.json");
 
 impl Default for SearchParams {
     fn default() -> Self {
-        SearchParams::from_json(DEFAULT_SEARCH_JSON).expect("embedded params/search.json is valid")
+        SearchParams::DEFAULT
     }
 }
 
 impl SearchParams {
     /// Reads a params file; errors name the offending key.
-    pub fn load(path: &Path) -> Result<SearchParams, SearchParamsError> {
-        let text = std::fs::read_to_string(path).map_err(|err| SearchParamsError::Io {
-            path: path.display().to_string(),
-            err,
-        })?;
-        SearchParams::from_json(&text)
+    pub fn load(path: &Path) -> Result<SearchParams, ParamsError> {
+        SearchParams::from_json(&tunable::read_file(path)?)
     }
 
-    /// Parses the file text. Every key must be known, present once, integral and in bounds.
-    pub fn from_json(text: &str) -> Result<SearchParams, SearchParamsError> {
-        let root: Value =
-            serde_json::from_str(text).map_err(|e| SearchParamsError::Json(e.to_string()))?;
-        let obj = root.as_object().ok_or(SearchParamsError::NotObject)?;
-        for key in obj.keys() {
-            if !Self::NAMES.contains(&key.as_str()) {
-                return Err(SearchParamsError::UnknownKey(key.clone()));
-            }
-        }
-        let mut p = SearchParams::blank();
-        for (i, &name) in Self::NAMES.iter().enumerate() {
-            let entry = obj
-                .get(name)
-                .ok_or_else(|| SearchParamsError::MissingKey(name.to_string()))?;
-            let field = |f: &str| -> Result<i32, SearchParamsError> {
-                let bad = |problem: String| SearchParamsError::BadEntry {
-                    key: name.to_string(),
-                    problem,
-                };
-                let v = entry
-                    .get(f)
-                    .ok_or_else(|| bad(format!("missing field '{f}'")))?;
-                let n = v
-                    .as_i64()
-                    .ok_or_else(|| bad(format!("field '{f}' must be an integer, found {v}")))?;
-                i32::try_from(n).map_err(|_| bad(format!("field '{f}' = {n} is out of range")))
-            };
-            if let Some(o) = entry.as_object() {
-                if let Some(k) = o
-                    .keys()
-                    .find(|k| !["v", "min", "max", "step"].contains(&k.as_str()))
-                {
-                    return Err(SearchParamsError::BadEntry {
-                        key: name.to_string(),
-                        problem: format!("unknown field '{k}'"),
-                    });
-                }
-            } else {
-                return Err(SearchParamsError::BadEntry {
-                    key: name.to_string(),
-                    problem: "must be an object {\"v\", \"min\", \"max\", \"step\"}".into(),
+    /// Parses the file text. Every key must be known and present, every value integral and in
+    /// bounds, and the bounds and steps those of the declaration (they are not per-file).
+    pub fn from_json(text: &str) -> Result<SearchParams, ParamsError> {
+        let root = tunable::parse_json(text)?;
+        let (values, bounds) = tunable::parse_terms(&root, Self::TERMS, None)?;
+        let mut p = SearchParams::DEFAULT;
+        for (((field, v), b), decl) in p
+            .fields_mut()
+            .into_iter()
+            .zip(values)
+            .zip(bounds)
+            .zip(Self::DECLARED)
+        {
+            if b != decl.bounds() {
+                return Err(ParamsError::WrongBounds {
+                    key: decl.name.to_string(),
+                    min: b.min,
+                    max: b.max,
+                    step: b.step,
+                    declared: format!("[{}, {}] step {}", decl.min, decl.max, decl.step),
                 });
             }
-            let (v, min, max, step) = (field("v")?, field("min")?, field("max")?, field("step")?);
-            if min > max || step <= 0 {
-                return Err(SearchParamsError::BadEntry {
-                    key: name.to_string(),
-                    problem: format!(
-                        "needs min <= max and step > 0 (min {min}, max {max}, step {step})"
-                    ),
+            if v < decl.min || v > decl.max {
+                return Err(ParamsError::OutOfBounds {
+                    key: decl.name.to_string(),
+                    value: v as i64,
+                    min: decl.min,
+                    max: decl.max,
                 });
             }
-            if v < min || v > max {
-                return Err(SearchParamsError::OutOfBounds {
-                    key: name.to_string(),
-                    value: v,
-                    min,
-                    max,
-                });
-            }
-            p.set_by_index(i, v);
-            p.bounds.push((min, max, step));
+            *field = v;
         }
         Ok(p)
     }
 
     /// The flat view with bounds and steps, in `to_vec` order.
     pub fn specs(&self) -> Vec<ParamSpec> {
-        Self::NAMES
+        Self::DECLARED
             .iter()
-            .zip(self.to_vec())
-            .zip(&self.bounds)
-            .map(|((name, value), &(min, max, step))| ParamSpec {
-                name: (*name).to_string(),
-                value,
-                min,
-                max,
-                step,
-            })
+            .zip(self.values())
+            .map(|(decl, v)| decl.spec(v))
             .collect()
+    }
+
+    /// The flat value vector (genome), in `NAMES` order.
+    pub fn to_vec(&self) -> Vec<i32> {
+        self.values()
     }
 
     /// The inverse of `to_vec`; values are clamped to their bounds. A short vector leaves the
     /// remaining values unchanged.
     pub fn from_vec(&self, v: &[i32]) -> SearchParams {
-        let mut p = self.clone();
-        for (i, (&x, &(min, max, _))) in v.iter().zip(&self.bounds).enumerate() {
-            p.set_by_index(i, x.clamp(min, max));
+        let mut p = *self;
+        for ((field, &x), decl) in p.fields_mut().into_iter().zip(v).zip(Self::DECLARED) {
+            *field = x.clamp(decl.min, decl.max);
         }
         p
     }
 
     /// The params file text (the format `load` reads), one key per line.
     pub fn to_json_string(&self) -> String {
-        let mut s = String::from("{\n");
-        let specs = self.specs();
-        for (i, sp) in specs.iter().enumerate() {
-            let comma = if i + 1 < specs.len() { "," } else { "" };
-            s.push_str(&format!(
-                "  \"{}\": {{\"v\": {}, \"min\": {}, \"max\": {}, \"step\": {}}}{}\n",
-                sp.name, sp.value, sp.min, sp.max, sp.step, comma
-            ));
-        }
-        s.push_str("}\n");
-        s
+        let bounds: Vec<_> = Self::DECLARED.iter().map(Tunable::bounds).collect();
+        tunable::write_terms(Self::TERMS, &self.values(), &bounds, None)
     }
 
     /// A stable 64-bit hash of the values (FNV-1a), for run records.
     pub fn hash(&self) -> u64 {
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
-        for v in self.to_vec() {
-            for b in v.to_le_bytes() {
-                h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-            }
+        tunable::fnv1a(&self.values())
+    }
+}
+
+impl ParamList for SearchParams {
+    fn specs(&self) -> Vec<ParamSpec> {
+        SearchParams::specs(self)
+    }
+
+    fn to_vec(&self) -> Vec<i32> {
+        SearchParams::to_vec(self)
+    }
+
+    fn from_vec(&self, v: &[i32]) -> SearchParams {
+        SearchParams::from_vec(self, v)
+    }
+
+    fn to_json_string(&self) -> String {
+        SearchParams::to_json_string(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_xiangqi_eval_baseline_has_its_own_hash() {
+        let eval = EvalParams::default();
+        let options = EngineOptions::default();
+        assert_eq!(options.eval_hash(&eval), eval.hash());
+        let baseline = EngineOptions {
+            jieqi_eval: false,
+            ..options
+        };
+        assert_ne!(baseline.eval_hash(&eval), eval.hash());
+    }
+
+    #[test]
+    fn the_params_file_is_the_declaration() {
+        assert_eq!(SearchParams::DEFAULT.to_json_string(), DEFAULT_SEARCH_JSON);
+        assert_eq!(
+            SearchParams::from_json(DEFAULT_SEARCH_JSON).unwrap(),
+            SearchParams::DEFAULT
+        );
+    }
+
+    #[test]
+    fn declared_defaults_lie_in_their_bounds() {
+        for d in SearchParams::DECLARED {
+            assert!(
+                d.min <= d.value && d.value <= d.max && d.step > 0,
+                "{}",
+                d.name
+            );
         }
-        h
+    }
+
+    #[test]
+    fn other_bounds_are_refused() {
+        let text = DEFAULT_SEARCH_JSON.replace(
+            "\"rfp_margin\": {\"v\": 90, \"min\": 20",
+            "\"rfp_margin\": {\"v\": 90, \"min\": 30",
+        );
+        let e = SearchParams::from_json(&text).unwrap_err();
+        assert!(
+            matches!(&e, ParamsError::WrongBounds { key, .. } if key == "rfp_margin"),
+            "{e}"
+        );
     }
 }

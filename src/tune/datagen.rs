@@ -118,7 +118,7 @@ pub fn play_game(index: u64, args: &DatagenArgs, eval: &Arc<EvalParams>) -> Vec<
         let m = moves.as_slice()[rng.gen_range(0..moves.len())];
         pos.make_move(m);
     }
-    let mut searcher = Searcher::new(eval.clone(), Arc::new(SearchParams::default()), 16);
+    let mut searcher = Searcher::new(eval.clone(), SearchParams::default(), 16);
     searcher.new_game();
     let limits = SearchLimits {
         nodes: if args.depth.is_some() {

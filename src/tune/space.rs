@@ -1,5 +1,5 @@
-//! The parameter space a tuner works in: the flat view (`specs`/`to_vec`/`from_vec`) of either
-//! the evaluation parameters or the search parameters, restricted to the names selected with
+//! The parameter space a tuner works in: the flat view ([`ParamList`]) of either the
+//! evaluation parameters or the search parameters, restricted to the names selected with
 //! `--only`. Table symmetry is kept by construction: the evaluation stores its position tables
 //! half-width (Pikafish-HCE `psqt.cpp` style) and mirrors them, so a tuner only ever sees one
 //! gene per mirrored pair of squares. Parameters whose bounds leave no room (`min == max`) are
@@ -7,7 +7,8 @@
 
 use super::TuneError;
 use crate::eval::EvalParams;
-use crate::search::SearchParams;
+use crate::search::{EngineOptions, SearchParams};
+use crate::tunable::{ParamList, ParamsError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -22,29 +23,7 @@ pub enum SpaceKind {
 }
 
 /// One tunable number with its bounds and step, independent of which file it came from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Gene {
-    pub name: String,
-    pub value: i32,
-    pub min: i32,
-    pub max: i32,
-    pub step: i32,
-}
-
-impl Gene {
-    pub fn clamp(&self, v: i32) -> i32 {
-        v.clamp(self.min, self.max)
-    }
-
-    pub fn clamp_f(&self, v: f64) -> f64 {
-        v.clamp(self.min as f64, self.max as f64)
-    }
-
-    /// The step, never below 1 (a zero step would freeze mutation and SPSA perturbations).
-    pub fn step(&self) -> i32 {
-        self.step.max(1)
-    }
-}
+pub use crate::tunable::ParamSpec as Gene;
 
 /// A full parameter set of either kind.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,10 +42,10 @@ impl ParamSet {
     }
 
     pub fn load(kind: SpaceKind, path: &Path) -> Result<ParamSet, TuneError> {
-        let err = |e: &dyn std::fmt::Display| TuneError::Params(format!("{}: {e}", path.display()));
+        let err = |e: ParamsError| TuneError::Params(format!("{}: {e}", path.display()));
         Ok(match kind {
-            SpaceKind::Eval => ParamSet::Eval(EvalParams::load(path).map_err(|e| err(&e))?),
-            SpaceKind::Search => ParamSet::Search(SearchParams::load(path).map_err(|e| err(&e))?),
+            SpaceKind::Eval => ParamSet::Eval(EvalParams::load(path).map_err(err)?),
+            SpaceKind::Search => ParamSet::Search(SearchParams::load(path).map_err(err)?),
         })
     }
 
@@ -77,28 +56,20 @@ impl ParamSet {
         }
     }
 
+    /// The set as a flat list of tunable numbers, whichever its kind.
+    fn list(&self) -> &dyn ParamList {
+        match self {
+            ParamSet::Eval(p) => p,
+            ParamSet::Search(p) => p,
+        }
+    }
+
     pub fn genes(&self) -> Vec<Gene> {
-        let specs = match self {
-            ParamSet::Eval(p) => p.specs(),
-            ParamSet::Search(p) => p.specs(),
-        };
-        specs
-            .into_iter()
-            .map(|s| Gene {
-                name: s.name,
-                value: s.value,
-                min: s.min,
-                max: s.max,
-                step: s.step,
-            })
-            .collect()
+        self.list().specs()
     }
 
     pub fn to_vec(&self) -> Vec<i32> {
-        match self {
-            ParamSet::Eval(p) => p.to_vec(),
-            ParamSet::Search(p) => p.to_vec(),
-        }
+        self.list().to_vec()
     }
 
     pub fn from_vec(&self, v: &[i32]) -> ParamSet {
@@ -109,10 +80,7 @@ impl ParamSet {
     }
 
     pub fn to_json_string(&self) -> String {
-        match self {
-            ParamSet::Eval(p) => p.to_json_string(),
-            ParamSet::Search(p) => p.to_json_string(),
-        }
+        self.list().to_json_string()
     }
 
     /// The engine that plays with this set (the other half at its defaults / `other`).
@@ -120,15 +88,16 @@ impl ParamSet {
         use std::sync::Arc;
         let (eval, search) = match (self, other) {
             (ParamSet::Eval(e), ParamSet::Search(s)) | (ParamSet::Search(s), ParamSet::Eval(e)) => {
-                (e.clone(), s.clone())
+                (e.clone(), *s)
             }
             (ParamSet::Eval(e), _) => (e.clone(), SearchParams::default()),
-            (ParamSet::Search(s), _) => (EvalParams::default(), s.clone()),
+            (ParamSet::Search(s), _) => (EvalParams::default(), *s),
         };
         crate::play::EngineConfig {
             name: name.to_string(),
             eval: Arc::new(eval),
-            search: Arc::new(search),
+            search,
+            options: EngineOptions::default(),
         }
     }
 }
