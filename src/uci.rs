@@ -31,10 +31,45 @@ pub const ENGINE_AUTHOR: &str = "the xqtune authors";
 const DEFAULT_HASH_MB: usize = 16;
 const MAX_HASH_MB: usize = 4096;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The dialect of a session: this engine answers in the one the GUI opened with, and the match
+/// runner speaks the one an external engine was configured for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Protocol {
+    /// UCI as Pikafish speaks it for Xiangqi (ranks 0-9, moves `h2e2`).
+    #[default]
     Uci,
+    /// UCCI as ElephantEye and Fairy-Stockfish speak it.
     Ucci,
+}
+
+impl Protocol {
+    /// The command that opens a session (`uci` / `ucci`).
+    pub fn hello(self) -> &'static str {
+        match self {
+            Protocol::Uci => "uci",
+            Protocol::Ucci => "ucci",
+        }
+    }
+
+    /// The engine's answer that ends the handshake (`uciok` / `ucciok`).
+    pub fn hello_ok(self) -> &'static str {
+        match self {
+            Protocol::Uci => "uciok",
+            Protocol::Ucci => "ucciok",
+        }
+    }
+}
+
+impl std::str::FromStr for Protocol {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Protocol, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "uci" => Ok(Protocol::Uci),
+            "ucci" => Ok(Protocol::Ucci),
+            _ => Err(format!("unknown protocol '{s}' (expected uci or ucci)")),
+        }
+    }
 }
 
 /// Where protocol output goes (stdout in the binary, a buffer in tests).
@@ -200,7 +235,7 @@ impl Engine {
             "option name Skill type combo default expert var easy var medium var hard var expert",
         );
         self.say("option name UCI_Variant type combo default xiangqi var xiangqi var jieqi");
-        self.say("uciok");
+        self.say(Protocol::Uci.hello_ok());
     }
 
     fn cmd_ucci(&self) {
@@ -215,7 +250,7 @@ impl Engine {
         self.say("option paramsfile type string default <empty>");
         self.say("option searchparamsfile type string default <empty>");
         self.say("option skill type combo var easy var medium var hard var expert default expert");
-        self.say("ucciok");
+        self.say(Protocol::Ucci.hello_ok());
     }
 
     fn cmd_setoption(&mut self, rest: &str) -> Result<(), String> {

@@ -1,6 +1,9 @@
 //! External engines: the UCI/UCCI client against a fake engine (this test binary re-run as a
-//! subprocess, see `fake_engine_entry`), forfeits (illegal move, crash with restart, time), and
-//! the `xqtune match` command line, and `xqtune` itself as an external engine in both dialects.
+//! subprocess, see [`main`]), forfeits (illegal move, crash with restart, time), and the
+//! `xqtune match` command line, and `xqtune` itself as an external engine in both dialects.
+//!
+//! The file has its own `main` (`harness = false` in Cargo.toml) so that the fake engine is an
+//! entry point of this binary rather than a test that always passes.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -16,17 +19,81 @@ use xqtune::search::{EngineOptions, SearchParams};
 
 const MODE_PREFIX: &str = "fake-mode=";
 
-/// Not a test: when this binary is started with a `fake-mode=...` argument it becomes a tiny
-/// UCI/UCCI engine on stdin/stdout (modes `uci`, `ucci`, `illegal`, `crash:<marker file>`,
-/// `slow`) and exits; run normally it returns at once.
-#[test]
-fn fake_engine_entry() {
-    let Some(mode) = std::env::args().find_map(|a| a.strip_prefix(MODE_PREFIX).map(String::from))
-    else {
+/// The tests of this file, run by [`main`].
+const TESTS: &[(&str, fn())] = &[
+    ("uci_client_plays_full_games", uci_client_plays_full_games),
+    ("ucci_client_plays_full_games", ucci_client_plays_full_games),
+    (
+        "illegal_move_loses_and_the_match_goes_on",
+        illegal_move_loses_and_the_match_goes_on,
+    ),
+    (
+        "crashed_engine_loses_and_is_restarted",
+        crashed_engine_loses_and_is_restarted,
+    ),
+    ("time_forfeit", time_forfeit),
+    ("cli_match_writes_records", cli_match_writes_records),
+    ("against_xqtune_uci", against_xqtune_uci),
+    ("against_xqtune_ucci", against_xqtune_ucci),
+];
+
+/// Started with a `fake-mode=...` argument, this binary is a tiny UCI/UCCI engine on
+/// stdin/stdout (modes `uci`, `ucci`, `illegal`, `crash:<marker file>`, `slow`); otherwise it
+/// runs [`TESTS`] as libtest would: names containing any free argument (all when none), on a
+/// few threads, failing when one test panics. `--list` lists them.
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(mode) = args.iter().find_map(|a| a.strip_prefix(MODE_PREFIX)) {
+        std::process::exit(fake_engine(mode));
+    }
+    let filters: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(String::as_str)
+        .collect();
+    let selected: Vec<&(&str, fn())> = TESTS
+        .iter()
+        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f)))
+        .collect();
+    if args.iter().any(|a| a == "--list") {
+        for (name, _) in &selected {
+            println!("{name}: test");
+        }
         return;
-    };
-    let code = fake_engine(&mode);
-    std::process::exit(code);
+    }
+    println!("\nrunning {} tests", selected.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(selected.len()) {
+            scope.spawn(|| {
+                while let Some((name, test)) =
+                    selected.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst))
+                {
+                    let ok = std::thread::Builder::new()
+                        .name((*name).to_string())
+                        .spawn(*test)
+                        .is_ok_and(|h| h.join().is_ok());
+                    println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
+                    if !ok {
+                        failed.lock().unwrap_or_else(|e| e.into_inner()).push(*name);
+                    }
+                }
+            });
+        }
+    });
+    let failed = failed.into_inner().unwrap_or_else(|e| e.into_inner());
+    println!(
+        "\ntest result: {}. {} passed; {} failed",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        selected.len() - failed.len(),
+        failed.len()
+    );
+    if !failed.is_empty() {
+        println!("failures: {}", failed.join(", "));
+        std::process::exit(101);
+    }
 }
 
 fn fake_engine(mode: &str) -> i32 {
@@ -112,13 +179,7 @@ fn fake(name: &str, mode: &str, protocol: Protocol) -> Engine {
     Engine::External(ExternalConfig {
         name: name.into(),
         program: std::env::current_exe().unwrap().display().to_string(),
-        args: vec![
-            "fake_engine_entry".into(),
-            "--exact".into(),
-            "--nocapture".into(),
-            "--test-threads=1".into(),
-            format!("{MODE_PREFIX}{mode}"),
-        ],
+        args: vec![format!("{MODE_PREFIX}{mode}")],
         protocol,
         options: vec![("Hash".into(), "16".into())],
         timeout_ms: 20_000,
@@ -169,7 +230,6 @@ fn assert_clean(r: &MatchReport, n: usize) {
     }
 }
 
-#[test]
 fn uci_client_plays_full_games() {
     let r = run_match_with_progress(
         &fake("fake", "uci", Protocol::Uci),
@@ -184,7 +244,6 @@ fn uci_client_plays_full_games() {
     assert_eq!(g.scores[0], Some(12));
 }
 
-#[test]
 fn ucci_client_plays_full_games() {
     let c = MatchConfig {
         nodes: None,
@@ -204,7 +263,6 @@ fn ucci_client_plays_full_games() {
     assert_clean(&r, 2);
 }
 
-#[test]
 fn illegal_move_loses_and_the_match_goes_on() {
     let r = run_match_with_progress(
         &fake("fake", "illegal", Protocol::Uci),
@@ -226,7 +284,6 @@ fn illegal_move_loses_and_the_match_goes_on() {
     }
 }
 
-#[test]
 fn crashed_engine_loses_and_is_restarted() {
     let marker = std::env::temp_dir().join(format!("xqtune-fake-crash-{}", std::process::id()));
     let _ = std::fs::remove_file(&marker);
@@ -259,7 +316,6 @@ fn crashed_engine_loses_and_is_restarted() {
     );
 }
 
-#[test]
 fn time_forfeit() {
     let c = MatchConfig {
         nodes: None,
@@ -288,12 +344,11 @@ fn time_forfeit() {
     assert_eq!(r.result.losses, 2);
 }
 
-#[test]
 fn cli_match_writes_records() {
     let out = std::env::temp_dir().join(format!("xqtune-cli-match-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let fake_cmd = format!(
-        "{} fake_engine_entry --exact --nocapture {MODE_PREFIX}uci",
+        "{} {MODE_PREFIX}uci",
         std::env::current_exe().unwrap().display()
     );
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_xqtune"))
@@ -371,14 +426,12 @@ fn xqtune_itself(protocol: Protocol) -> Engine {
     })
 }
 
-#[test]
 fn against_xqtune_uci() {
     let r = run_match_with_progress(&xqtune_itself(Protocol::Uci), &internal(), &cfg(2), &|_| {})
         .unwrap();
     assert_clean(&r, 2);
 }
 
-#[test]
 fn against_xqtune_ucci() {
     let r = run_match_with_progress(
         &xqtune_itself(Protocol::Ucci),

@@ -152,16 +152,62 @@ fn stop_and_isready_during_infinite_search() {
     s.quit();
 }
 
+/// The `time` of every `info` line of a search's output, in ms.
+fn info_times(lines: &[String]) -> Vec<u64> {
+    lines
+        .iter()
+        .filter(|l| l.starts_with("info depth"))
+        .map(|l| {
+            let mut words = l.split_whitespace();
+            words.find(|&w| w == "time");
+            words
+                .next()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("no time in '{l}'"))
+        })
+        .collect()
+}
+
+/// Sends `go`, waits for `bestmove`, and returns the output and the wall time it took.
+fn timed_go(s: &mut Session, go: &str) -> (Vec<String>, Duration) {
+    let started = std::time::Instant::now();
+    s.send(go);
+    let out = s.until("bestmove");
+    (out, started.elapsed())
+}
+
 #[test]
-fn clock_search_answers() {
+fn clock_search_respects_the_clock() {
     let mut s = Session::start(&[]);
+    // Black to move with 400 ms left and red with ten minutes: searching on red's clock would
+    // think for seconds, and any depth limit would be far away.
     s.send("position startpos moves h2e2");
-    s.send("go wtime 1000 btime 1000 winc 10 binc 10");
-    let out = s.until("bestmove");
+    let clock_ms = 400;
+    let (out, wall) = timed_go(
+        &mut s,
+        &format!("go wtime 600000 btime {clock_ms} winc 0 binc 0"),
+    );
     assert_ne!(bestmove(&out), "(none)");
-    s.send("go movetime 100");
-    let out = s.until("bestmove");
+    let times = info_times(&out);
+    assert!(!times.is_empty(), "{out:?}");
+    // The engine's own account: no iteration finished past the clock.
+    assert!(
+        times.iter().all(|&t| t < clock_ms),
+        "{times:?} over {clock_ms} ms"
+    );
+    // And from outside, with a margin of twice the clock for process and pipe latency.
+    assert!(
+        wall < Duration::from_millis(2 * clock_ms),
+        "answered after {wall:?} with {clock_ms} ms on the clock"
+    );
+
+    let movetime_ms = 200;
+    let (out, wall) = timed_go(&mut s, &format!("go movetime {movetime_ms}"));
     assert_ne!(bestmove(&out), "(none)");
+    assert!(
+        wall < Duration::from_millis(2 * movetime_ms),
+        "answered after {wall:?} with movetime {movetime_ms} ms"
+    );
     s.quit();
 }
 

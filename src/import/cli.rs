@@ -1,6 +1,8 @@
 //! `xqtune import`: PGN files in, a labelled dataset and/or normalised PGN out.
 
 use super::dataset::{Selection, select_positions};
+use super::openings::opening_suite;
+use super::pgn::split_games;
 use super::{ImportedGame, SkippedGame, encoding_by_name, read_games};
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -46,6 +48,13 @@ pub struct ImportArgs {
     /// How many skipped games to list one by one (the summary counts all).
     #[arg(long, default_value_t = 20)]
     pub max_reports: usize,
+    /// Write an opening suite instead of a dataset: the first PLIES moves of every game from the
+    /// initial position, one line per distinct position (`datasets/openings.txt` is made so).
+    #[arg(long, value_name = "PLIES", requires = "output", conflicts_with_all = ["quiet_only", "skip_plies", "sample", "drop_unfinished", "pgn_out"])]
+    pub openings: Option<usize>,
+    /// A line for the suite's header, e.g. the source and its licence (repeatable).
+    #[arg(long, requires = "openings")]
+    pub note: Vec<String>,
 }
 
 /// Writes `path` through a temporary file in the same folder and a rename, so a killed run
@@ -84,6 +93,61 @@ pub fn write_atomically(
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("cannot write {}", path.display()));
     }
+    Ok(())
+}
+
+/// `xqtune import FILES --openings PLIES -o SUITE`.
+fn write_opening_suite(
+    args: &ImportArgs,
+    plies: usize,
+    encoding: Option<&'static encoding_rs::Encoding>,
+    out: &Path,
+) -> Result<()> {
+    if plies == 0 {
+        bail!("--openings must be at least 1 ply");
+    }
+    let mut games = Vec::new();
+    let mut sources = Vec::new();
+    for path in &args.files {
+        let name = path.display().to_string();
+        let raw = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
+        let bytes = super::maybe_gunzip(&name, raw)?;
+        games.extend(split_games(&super::encoding::decode(&bytes, encoding).text));
+        sources.push(super::file_name(&name).to_string());
+    }
+    let suite = opening_suite(&games, plies);
+    let mut header = vec![
+        "xqtune opening suite: one opening per line, played twice with colours swapped.".into(),
+    ];
+    header.extend(args.note.iter().cloned());
+    header.push(format!(
+        "Made by `xqtune import {} --openings {plies}`: the first {plies} plies of each game",
+        sources.join(" ")
+    ));
+    header
+        .push("that starts from the initial position, duplicates (same position) removed.".into());
+    header.push("Comments: the game's [Event] and its moves as written in the source.".into());
+    header.push("Format: see src/play/openings.rs.".into());
+    write_atomically(out, |w| {
+        for h in &header {
+            writeln!(w, "# {h}")?;
+        }
+        for l in &suite.lines {
+            writeln!(w, "{}", l.to_line())?;
+        }
+        Ok(())
+    })?;
+    println!(
+        "{} games: {} openings written to {}, {} duplicates, {} from other start positions, \
+         {} shorter than {plies} plies, {} unreadable",
+        games.len(),
+        suite.lines.len(),
+        out.display(),
+        suite.duplicates,
+        suite.other_start,
+        suite.short,
+        suite.unreadable
+    );
     Ok(())
 }
 
@@ -135,6 +199,9 @@ pub fn run(args: &ImportArgs) -> Result<()> {
             format!("unknown encoding '{name}' (known: utf-8, gbk, gb18030, big5)")
         })?),
     };
+    if let (Some(plies), Some(out)) = (args.openings, &args.output) {
+        return write_opening_suite(args, plies, encoding, out);
+    }
     if args.sample == Some(0) {
         bail!("--sample must be at least 1");
     }

@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod dataset;
 pub mod encoding;
+pub mod openings;
 pub mod pgn;
 
 use crate::core::{Color, GameResult, Move, NotationError, Position, START_FEN};

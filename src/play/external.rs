@@ -7,31 +7,13 @@
 //! deadline; a dead or hung engine is killed and started again before the next game.
 
 use super::game::{GoRequest, Player, PlayerError, Reply};
+use crate::uci::Protocol;
 use serde::Serialize;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 use thiserror::Error;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    #[default]
-    Uci,
-    Ucci,
-}
-
-impl std::str::FromStr for Protocol {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Protocol, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "uci" => Ok(Protocol::Uci),
-            "ucci" => Ok(Protocol::Ucci),
-            _ => Err(format!("unknown protocol '{s}' (expected uci or ucci)")),
-        }
-    }
-}
 
 /// How to start an external engine.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -199,13 +181,10 @@ impl ExternalPlayer {
             lines: rx,
         });
         self.starts += 1;
-        let (hello, ok) = match self.config.protocol {
-            Protocol::Uci => ("uci", "uciok"),
-            Protocol::Ucci => ("ucci", "ucciok"),
-        };
-        self.send(hello)?;
+        let protocol = self.config.protocol;
+        self.send(protocol.hello())?;
         let t = self.config.timeout_ms;
-        self.wait_for(|l| l == ok, t)?;
+        self.wait_for(|l| l == protocol.hello_ok(), t)?;
         let options = self.config.options.clone();
         for (k, v) in options {
             match self.config.protocol {

@@ -4,7 +4,7 @@
 //! insufficient material), the maximum game length (draw), score adjudication (off by default),
 //! or a forfeit (a player crashed, answered an illegal move, or overstepped its clock).
 
-use crate::core::{Color, GameResult, Move, Position, Reason};
+use crate::core::{CaptureReveal, Color, GameResult, Move, Position};
 use crate::eval::EvalParams;
 use crate::search::{EngineOptions, SearchLimits, SearchParams, Searcher};
 use serde::Serialize;
@@ -12,6 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::jieqi::DealBoard;
 use super::openings::Opening;
 
 /// Why a player could not produce a move.
@@ -291,43 +292,182 @@ pub struct Seat {
     pub hash: Option<String>,
 }
 
-/// Plays one game from `opening`; `players[0]` is red.
+/// What a game starts from: an opening of the suite (Xiangqi) or a seeded deal refereed by the
+/// [`Arbiter`](crate::core::jieqi::Arbiter) (Jieqi, see [`super::jieqi`]).
+#[derive(Clone, Copy, Debug)]
+pub enum GameStart<'a> {
+    Opening(&'a Opening),
+    Deal { seed: u64, rule: CaptureReveal },
+}
+
+/// The variant's part of a game: the true position the referee rules on, what the side to move
+/// is told, and how its answer becomes a move. The referee's loop ([`play_game`]) is the same for
+/// both variants.
+pub(super) trait Board {
+    /// The full position, every identity known: outcome and adjudication are ruled on it.
+    fn truth(&self) -> &Position;
+    /// Moves the engines made (opening moves excluded).
+    fn engine_plies(&self) -> usize;
+    /// The request for `us`, in its own view.
+    fn request<'a>(
+        &'a self,
+        us: Color,
+        limits: &'a MoveLimits,
+        clocks: Option<[u64; 2]>,
+    ) -> GoRequest<'a>;
+    /// Plays the mover's answer; `false` when it is not a legal move.
+    fn play(&mut self, mv: &str) -> bool;
+    /// The record's view of the game so far.
+    fn record(&self) -> BoardRecord;
+}
+
+/// The position-related fields of a [`GameRecord`].
+pub(super) struct BoardRecord {
+    pub opening_fen: String,
+    pub opening_moves: Vec<Move>,
+    pub start_fen: String,
+    pub moves: Vec<Move>,
+    pub deal_seed: Option<u64>,
+}
+
+/// A Xiangqi game from an opening of the suite: both sides see the whole board.
+struct OpeningBoard<'o> {
+    opening: &'o Opening,
+    pos: Position,
+    start_fen: String,
+    /// All moves from the opening's FEN (opening moves included), as sent to the engines.
+    all_moves: Vec<Move>,
+}
+
+impl<'o> OpeningBoard<'o> {
+    fn new(opening: &'o Opening) -> Self {
+        let pos = opening.position();
+        OpeningBoard {
+            opening,
+            start_fen: pos.to_fen(),
+            pos,
+            all_moves: opening.moves.clone(),
+        }
+    }
+
+    fn engine_moves(&self) -> &[Move] {
+        &self.all_moves[self.opening.moves.len()..]
+    }
+}
+
+impl Board for OpeningBoard<'_> {
+    fn truth(&self) -> &Position {
+        &self.pos
+    }
+
+    fn engine_plies(&self) -> usize {
+        self.engine_moves().len()
+    }
+
+    fn request<'a>(
+        &'a self,
+        _us: Color,
+        limits: &'a MoveLimits,
+        clocks: Option<[u64; 2]>,
+    ) -> GoRequest<'a> {
+        GoRequest {
+            start_fen: &self.opening.fen,
+            moves: &self.all_moves,
+            pos: &self.pos,
+            limits,
+            clocks,
+        }
+    }
+
+    fn play(&mut self, mv: &str) -> bool {
+        match self.pos.parse_move(mv) {
+            Ok(m) => {
+                self.pos.make_move(m);
+                self.all_moves.push(m);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn record(&self) -> BoardRecord {
+        BoardRecord {
+            opening_fen: self.opening.fen.clone(),
+            opening_moves: self.opening.moves.clone(),
+            start_fen: self.start_fen.clone(),
+            moves: self.engine_moves().to_vec(),
+            deal_seed: None,
+        }
+    }
+}
+
+/// Plays one game from `start`; `players[0]` is red.
 pub fn play_game(
     index: usize,
     players: [&mut dyn Player; 2],
     seats: [&Seat; 2],
     a_is_red: bool,
-    opening: &Opening,
+    start: GameStart,
+    settings: &GameSettings,
+) -> GameRecord {
+    match start {
+        GameStart::Opening(opening) => referee(
+            index,
+            players,
+            seats,
+            a_is_red,
+            OpeningBoard::new(opening),
+            settings,
+        ),
+        GameStart::Deal { seed, rule } => referee(
+            index,
+            players,
+            seats,
+            a_is_red,
+            DealBoard::new(seed, rule),
+            settings,
+        ),
+    }
+}
+
+/// The referee's loop over any [`Board`].
+fn referee(
+    index: usize,
+    players: [&mut dyn Player; 2],
+    seats: [&Seat; 2],
+    a_is_red: bool,
+    mut board: impl Board,
     settings: &GameSettings,
 ) -> GameRecord {
     let [red, black] = players;
     let mut players: [&mut dyn Player; 2] = [red, black];
-    let mut pos = opening.position();
-    let start_fen = pos.to_fen();
-    let mut all_moves: Vec<Move> = opening.moves.clone();
-    let mut moves = Vec::new();
     let mut scores: Vec<Option<i32>> = Vec::new();
     let mut clocks = settings.limits.tc.map(|tc| [tc.base_ms, tc.base_ms]);
     let game_started = Instant::now();
 
-    let finish =
-        |result: GameResult, termination: Termination, moves: Vec<Move>, scores| GameRecord {
+    let finish = |result: GameResult,
+                  termination: Termination,
+                  board: &dyn Board,
+                  scores: Vec<Option<i32>>| {
+        let b = board.record();
+        GameRecord {
             index,
             red: seats[0].name.clone(),
             black: seats[1].name.clone(),
             red_hash: seats[0].hash.clone(),
             black_hash: seats[1].hash.clone(),
             a_is_red,
-            opening_fen: opening.fen.clone(),
-            opening_moves: opening.moves.clone(),
-            start_fen: start_fen.clone(),
-            moves,
+            opening_fen: b.opening_fen,
+            opening_moves: b.opening_moves,
+            start_fen: b.start_fen,
+            moves: b.moves,
             scores,
             result,
             termination,
             duration_ms: game_started.elapsed().as_millis() as u64,
-            deal_seed: None,
-        };
+            deal_seed: b.deal_seed,
+        }
+    };
 
     for (i, p) in players.iter_mut().enumerate() {
         if let Err(e) = p.new_game() {
@@ -339,57 +479,44 @@ pub fn play_game(
                     loser: c.into(),
                     message: e.to_string(),
                 },
-                moves,
+                &board,
                 scores,
             );
         }
     }
 
     loop {
-        if let Some(o) = pos.outcome() {
+        if let Some(o) = board.truth().outcome() {
             return finish(
                 o.result,
                 Termination::Rules {
-                    reason: reason_text(o.reason),
+                    reason: o.reason.to_string(),
                 },
-                moves,
+                &board,
                 scores,
             );
         }
-        if moves.len() >= settings.max_plies {
-            return finish(GameResult::Draw, Termination::MaxPlies, moves, scores);
+        if board.engine_plies() >= settings.max_plies {
+            return finish(GameResult::Draw, Termination::MaxPlies, &board, scores);
         }
-        let us = pos.side_to_move();
+        let us = board.truth().side_to_move();
         let player = &mut players[us.index()];
-        let req = GoRequest {
-            start_fen: &opening.fen,
-            moves: &all_moves,
-            pos: &pos,
-            limits: &settings.limits,
-            clocks,
-        };
+        let req = board.request(us, &settings.limits, clocks);
         let reply = match ask_move(&mut **player, &req, us, settings, &mut clocks) {
             Ok(r) => r,
-            Err((r, t)) => return finish(r, t, moves, scores),
+            Err((r, t)) => return finish(r, t, &board, scores),
         };
-        let forfeit = |t: Termination| (GameResult::win_for(us.flip()), t);
-        let m = match pos.parse_move(&reply.mv) {
-            Ok(m) => m,
-            Err(_) => {
-                player.reset();
-                let (r, t) = forfeit(Termination::IllegalMove {
-                    loser: us.into(),
-                    mv: reply.mv.clone(),
-                });
-                return finish(r, t, moves, scores);
-            }
-        };
-        pos.make_move(m);
-        moves.push(m);
-        all_moves.push(m);
+        if !board.play(&reply.mv) {
+            player.reset();
+            let termination = Termination::IllegalMove {
+                loser: us.into(),
+                mv: reply.mv,
+            };
+            return finish(GameResult::win_for(us.flip()), termination, &board, scores);
+        }
         scores.push(reply.score);
-        if let Some((r, t)) = adjudicate(&settings.adjudication, &scores, &pos) {
-            return finish(r, t, moves, scores);
+        if let Some((r, t)) = adjudicate(&settings.adjudication, &scores, board.truth()) {
+            return finish(r, t, &board, scores);
         }
     }
 }
@@ -397,7 +524,7 @@ pub fn play_game(
 /// Asks `player` for its move in `req` and keeps the clocks. A crash, a hang or a move past the
 /// clock (plus the grace margin) forfeits the game for `us`: `Err` then holds the result and
 /// termination to record.
-pub(super) fn ask_move(
+fn ask_move(
     player: &mut dyn Player,
     req: &GoRequest,
     us: Color,
@@ -431,13 +558,9 @@ pub(super) fn ask_move(
     Ok(reply)
 }
 
-fn reason_text(r: Reason) -> String {
-    r.to_string()
-}
-
 /// Two-sided score adjudication over the engine moves so far. `scores[i]` is from the mover's
 /// view; the last move was made by the side not to move in `pos`.
-pub(super) fn adjudicate(
+fn adjudicate(
     adj: &Adjudication,
     scores: &[Option<i32>],
     pos: &Position,

@@ -1,17 +1,15 @@
-//! One Jieqi game from a seeded deal, refereed by the rules core's [`Arbiter`]: the arbiter
-//! knows every identity, and each side's engine is asked to move in its own view
-//! ([`Arbiter::view`]) with only the moves as it was told them, so no engine can see a hidden
-//! identity. The capture-reveal rule decides what each side learns from captures of dark
+//! The Jieqi board of the referee ([`super::game::play_game`]): a game from a seeded deal,
+//! refereed by the rules core's [`Arbiter`]. The arbiter knows every identity, and each side's
+//! engine is asked to move in its own view ([`Arbiter::view`]) with only the moves as it was
+//! told them, so no engine can see a hidden identity. The capture-reveal rule decides what each side learns from captures of dark
 //! pieces (RULES.md rule 5).
 //!
 //! The record keeps the full truth: `opening_fen` is the deal with its hidden field (the PGN's
 //! `[FEN]` tag replays it exactly) and the moves carry their reveal suffixes.
 
-use super::game::{
-    GameRecord, GameSettings, GoRequest, Player, Seat, Termination, adjudicate, ask_move,
-};
+use super::game::{Board, BoardRecord, GoRequest, MoveLimits};
 use crate::core::arbiter::{Arbiter, CaptureReveal, deal};
-use crate::core::{Color, GameResult, Move};
+use crate::core::{Color, Position};
 
 /// The deal of pair `pair` in a match with `seed` (SplitMix64 of the two, so neighbouring
 /// pairs get unrelated deals and every machine the same ones).
@@ -24,112 +22,68 @@ pub fn deal_seed(seed: u64, pair: usize) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Plays one Jieqi game of deal `seed` under `rule`; `players[0]` is red.
-pub fn play_jieqi_game(
-    index: usize,
-    players: [&mut dyn Player; 2],
-    seats: [&Seat; 2],
-    a_is_red: bool,
+/// A Jieqi game of one deal: the arbiter holds the truth, each side is told its own view.
+pub(super) struct DealBoard {
     seed: u64,
-    rule: CaptureReveal,
-    settings: &GameSettings,
-) -> GameRecord {
-    let [red, black] = players;
-    let mut players: [&mut dyn Player; 2] = [red, black];
-    let mut arbiter = Arbiter::from_seed(seed, rule);
-    let deal_fen = deal(seed).to_fen();
-    let mut scores: Vec<Option<i32>> = Vec::new();
-    let mut clocks = settings.limits.tc.map(|tc| [tc.base_ms, tc.base_ms]);
-    let game_started = std::time::Instant::now();
+    deal_fen: String,
+    arbiter: Arbiter,
+}
 
-    let finish = |result: GameResult,
-                  termination: Termination,
-                  arbiter: &Arbiter,
-                  scores: Vec<Option<i32>>| GameRecord {
-        index,
-        red: seats[0].name.clone(),
-        black: seats[1].name.clone(),
-        red_hash: seats[0].hash.clone(),
-        black_hash: seats[1].hash.clone(),
-        a_is_red,
-        opening_fen: deal_fen.clone(),
-        opening_moves: Vec::new(),
-        start_fen: deal_fen.clone(),
-        moves: arbiter.truth_moves().to_vec(),
-        scores,
-        result,
-        termination,
-        duration_ms: game_started.elapsed().as_millis() as u64,
-        deal_seed: Some(seed),
-    };
+impl DealBoard {
+    pub(super) fn new(seed: u64, rule: CaptureReveal) -> Self {
+        DealBoard {
+            seed,
+            deal_fen: deal(seed).to_fen(),
+            arbiter: Arbiter::from_seed(seed, rule),
+        }
+    }
+}
 
-    for (i, p) in players.iter_mut().enumerate() {
-        if let Err(e) = p.new_game() {
-            let c = if i == 0 { Color::Red } else { Color::Black };
-            p.reset();
-            return finish(
-                GameResult::win_for(c.flip()),
-                Termination::Crash {
-                    loser: c.into(),
-                    message: e.to_string(),
-                },
-                &arbiter,
-                scores,
-            );
+impl Board for DealBoard {
+    fn truth(&self) -> &Position {
+        self.arbiter.truth()
+    }
+
+    fn engine_plies(&self) -> usize {
+        self.arbiter.truth_moves().len()
+    }
+
+    fn request<'a>(
+        &'a self,
+        us: Color,
+        limits: &'a MoveLimits,
+        clocks: Option<[u64; 2]>,
+    ) -> GoRequest<'a> {
+        GoRequest {
+            start_fen: self.arbiter.start_fen(us),
+            moves: self.arbiter.view_moves(us),
+            pos: self.arbiter.view(us),
+            limits,
+            clocks,
         }
     }
 
-    loop {
-        if let Some(o) = arbiter.outcome() {
-            return finish(
-                o.result,
-                Termination::Rules {
-                    reason: o.reason.to_string(),
-                },
-                &arbiter,
-                scores,
-            );
-        }
-        if arbiter.truth_moves().len() >= settings.max_plies {
-            return finish(GameResult::Draw, Termination::MaxPlies, &arbiter, scores);
-        }
-        let us = arbiter.truth().side_to_move();
-        let player = &mut players[us.index()];
-        let req = GoRequest {
-            start_fen: arbiter.start_fen(us),
-            moves: arbiter.view_moves(us),
-            pos: arbiter.view(us),
-            limits: &settings.limits,
-            clocks,
-        };
-        let reply = match ask_move(&mut **player, &req, us, settings, &mut clocks) {
-            Ok(r) => r,
-            Err((r, t)) => return finish(r, t, &arbiter, scores),
-        };
-        let forfeit = |t: Termination| (GameResult::win_for(us.flip()), t);
-        // The engine's move is read in its own view; the arbiter adds the truth.
-        // `bestmove` is the plain four characters, so it is matched by squares.
-        let chosen: Option<Move> = arbiter
+    /// The engine's move is read in its own view; the arbiter adds the truth. `bestmove` is
+    /// the plain four characters, so it is matched by squares.
+    fn play(&mut self, mv: &str) -> bool {
+        let us = self.arbiter.truth().side_to_move();
+        let chosen = self
+            .arbiter
             .view(us)
             .legal_moves()
             .iter()
             .copied()
-            .find(|m| m.uci() == reply.mv.trim());
-        let played = match chosen {
-            Some(m) => arbiter.play(m).map_err(|e| e.to_string()),
-            None => Err(format!("'{}' is not a legal move", reply.mv)),
-        };
-        if played.is_err() {
-            player.reset();
-            let (r, t) = forfeit(Termination::IllegalMove {
-                loser: us.into(),
-                mv: reply.mv.clone(),
-            });
-            return finish(r, t, &arbiter, scores);
-        }
-        scores.push(reply.score);
-        if let Some((r, t)) = adjudicate(&settings.adjudication, &scores, arbiter.truth()) {
-            return finish(r, t, &arbiter, scores);
+            .find(|m| m.uci() == mv.trim());
+        chosen.is_some_and(|m| self.arbiter.play(m).is_ok())
+    }
+
+    fn record(&self) -> BoardRecord {
+        BoardRecord {
+            opening_fen: self.deal_fen.clone(),
+            opening_moves: Vec::new(),
+            start_fen: self.deal_fen.clone(),
+            moves: self.arbiter.truth_moves().to_vec(),
+            deal_seed: Some(self.seed),
         }
     }
 }

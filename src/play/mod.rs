@@ -13,7 +13,8 @@ pub mod pgn;
 pub mod runner;
 pub mod stats;
 
-pub use external::{ExternalConfig, Protocol};
+pub use crate::uci::Protocol;
+pub use external::ExternalConfig;
 pub use game::{
     Adjudication, DrawAdjudication, GameRecord, ResignAdjudication, Termination, TimeControl,
 };

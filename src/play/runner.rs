@@ -8,8 +8,10 @@
 //! which it stops is the same in every run; games already started past that point are dropped.
 
 use super::external::{ExternalConfig, ExternalPlayer};
-use super::game::{GameRecord, GameSettings, InProcessPlayer, MoveLimits, Player, Seat, play_game};
-use super::jieqi::{deal_seed, play_jieqi_game};
+use super::game::{
+    GameRecord, GameSettings, GameStart, InProcessPlayer, MoveLimits, Player, Seat, play_game,
+};
+use super::jieqi::deal_seed;
 use super::openings::{Opening, default_openings};
 use super::stats::{MatchResult, SprtStatus, SprtVerdict};
 use super::{EngineConfig, MatchConfig};
@@ -228,21 +230,22 @@ pub fn run_match_with_progress(
             }
             let pair = g / 2;
             let a_is_red = g.is_multiple_of(2);
-            let opening = &openings[order[pair % order.len()]];
-            // Jieqi: pair p plays deal `deal_seed(seed, p)` twice, colours swapped.
-            let seed = deal_seed(cfg.seed, pair);
-            let rule = cfg.capture_reveal;
+            let start = if jieqi {
+                // Pair p plays deal `deal_seed(seed, p)` twice, colours swapped.
+                GameStart::Deal {
+                    seed: deal_seed(cfg.seed, pair),
+                    rule: cfg.capture_reveal,
+                }
+            } else {
+                GameStart::Opening(&openings[order[pair % order.len()]])
+            };
             // A plays red in the first game of a pair, black in the second.
             let (players, seats): ([&mut dyn Player; 2], _) = if a_is_red {
                 ([&mut *pa, &mut *pb], [&seat_a, &seat_b])
             } else {
                 ([&mut *pb, &mut *pa], [&seat_b, &seat_a])
             };
-            let rec = if jieqi {
-                play_jieqi_game(g, players, seats, a_is_red, seed, rule, &settings)
-            } else {
-                play_game(g, players, seats, a_is_red, opening, &settings)
-            };
+            let rec = play_game(g, players, seats, a_is_red, start, &settings);
             let mut sh = match shared.lock() {
                 Ok(s) => s,
                 Err(p) => p.into_inner(),

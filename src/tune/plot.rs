@@ -10,6 +10,7 @@ use super::run::Verification;
 use super::space::{ParamSet, SpaceKind};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
 
 static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
@@ -126,10 +127,26 @@ where
         .y_label_area_size(70)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(perr)?;
+    // Generations, iterations and epochs are counts: at most as many ticks as whole numbers in
+    // the range, so no tick falls between two of them, and labels without decimals.
+    let whole_numbers = (x1.floor() - x0.ceil()).max(0.0) as usize + 1;
+    // One more decimal than a tenth of the range needs, the same on every label.
+    let y_decimals = (-((y1 - y0) / 10.0).log10().floor()).clamp(0.0, 8.0) as usize;
     chart
         .configure_mesh()
         .x_desc(c.x_label.as_str())
         .y_desc(c.y_label.as_str())
+        .x_labels(whole_numbers.clamp(2, 12))
+        .x_max_light_lines(0)
+        .y_max_light_lines(1)
+        .y_label_formatter(&|y| format!("{y:.y_decimals$}"))
+        .x_label_formatter(&|x| {
+            if (x - x.round()).abs() < 1e-9 {
+                format!("{}", x.round() as i64)
+            } else {
+                String::new()
+            }
+        })
         .label_style(("sans-serif", 13))
         .draw()
         .map_err(perr)?;
@@ -169,12 +186,38 @@ where
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2)));
     }
     if c.legend || c.hline.is_some() {
+        // The legend goes in the corner with the fewest points under it (its box grows with
+        // the number of entries).
+        let entries = c.series.len() + usize::from(c.hline.is_some());
+        let (box_w, box_h) = (0.3, (0.06 + 0.035 * entries as f64).min(0.6));
+        let under = |right: bool, upper: bool| {
+            c.series
+                .iter()
+                .flat_map(|s| c.xs.iter().zip(&s.ys))
+                .filter(|(x, y)| {
+                    let fx = (**x - x0) / (x1 - x0);
+                    let fy = (**y - y0) / (y1 - y0);
+                    let in_x = if right { fx > 1.0 - box_w } else { fx < box_w };
+                    let in_y = if upper { fy > 1.0 - box_h } else { fy < box_h };
+                    in_x && in_y
+                })
+                .count()
+        };
+        let corner = [
+            (true, true, SeriesLabelPosition::UpperRight),
+            (true, false, SeriesLabelPosition::LowerRight),
+            (false, true, SeriesLabelPosition::UpperLeft),
+            (false, false, SeriesLabelPosition::LowerLeft),
+        ]
+        .into_iter()
+        .min_by_key(|(right, upper, _)| under(*right, *upper))
+        .map_or(SeriesLabelPosition::UpperRight, |c| c.2);
         chart
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 13))
-            .position(SeriesLabelPosition::LowerRight)
+            .position(corner)
             .draw()
             .map_err(perr)?;
     }
@@ -203,6 +246,8 @@ fn heat_color(v: f64, scale: f64) -> RGBColor {
     }
 }
 
+/// One board panel: a title, files a-i below, ranks 0-9 (red's side at the bottom) on the
+/// left, and every square coloured by its value with the value written in its centre.
 fn draw_board<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     title: &str,
@@ -212,53 +257,95 @@ fn draw_board<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let mut chart = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 18))
-        .margin(8)
-        .x_label_area_size(24)
-        .y_label_area_size(24)
-        .build_cartesian_2d(0i32..9i32, 0i32..10i32)
-        .map_err(perr)?;
-    chart
-        .configure_mesh()
-        .disable_mesh()
-        .x_labels(9)
-        .y_labels(10)
-        .x_label_formatter(&|x| {
-            ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
-                .get(*x as usize)
-                .unwrap_or(&"")
-                .to_string()
-        })
-        .label_style(("sans-serif", 12))
-        .draw()
-        .map_err(perr)?;
-    for r in 0..10 {
-        for f in 0..9 {
-            let v = board[r][f] as f64;
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(f as i32, r as i32), (f as i32 + 1, r as i32 + 1)],
-                    heat_color(v, scale).filled(),
-                )))
-                .map_err(perr)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("{}", board[r][f]),
-                    (f as i32, r as i32 + 1),
-                    ("sans-serif", 12).into_font().color(&BLACK),
-                )))
-                .map_err(perr)?;
+    let (w, h) = area.dim_in_pixel();
+    let (title_h, label_w, label_h, margin) = (34i32, 22i32, 22i32, 8i32);
+    let cell = ((w as i32 - label_w - 2 * margin) / 9).min((h as i32 - title_h - label_h) / 10);
+    let left = label_w + (w as i32 - label_w - 9 * cell) / 2;
+    let top = title_h;
+    let centred = |size: f64| {
+        TextStyle::from(("sans-serif", size).into_font())
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Center))
+    };
+    // White on the darkest colours, where black digits would be hard to read.
+    let value_style = |size: f64, v: i32| {
+        let style = centred(size);
+        if v.abs() as f64 > 0.7 * scale {
+            style.color(&WHITE)
+        } else {
+            style
         }
-    }
-    // the river between ranks 4 and 5
-    chart
-        .draw_series(std::iter::once(PathElement::new(
-            vec![(0, 5), (9, 5)],
-            BLACK.stroke_width(2),
-        )))
+    };
+    area.draw(&Text::new(
+        title.to_string(),
+        (left + 9 * cell / 2, title_h / 2),
+        centred(18.0),
+    ))
+    .map_err(perr)?;
+    // Numbers fit a cell at this size, whatever the cell: never wrapped or cut.
+    let value_size = (cell as f64 * 0.36).clamp(9.0, 18.0);
+    for (r, row) in board.iter().enumerate() {
+        // Rank 9 (black's back rank) is the top row.
+        let y = top + (9 - r as i32) * cell;
+        for (f, &v) in row.iter().enumerate() {
+            let x = left + f as i32 * cell;
+            area.draw(&Rectangle::new(
+                [(x, y), (x + cell, y + cell)],
+                heat_color(v as f64, scale).filled(),
+            ))
+            .map_err(perr)?;
+            area.draw(&Rectangle::new(
+                [(x, y), (x + cell, y + cell)],
+                RGBColor(200, 200, 200).stroke_width(1),
+            ))
+            .map_err(perr)?;
+            area.draw(&Text::new(
+                v.to_string(),
+                (x + cell / 2, y + cell / 2),
+                value_style(value_size, v),
+            ))
+            .map_err(perr)?;
+        }
+        area.draw(&Text::new(
+            r.to_string(),
+            (left - label_w / 2, y + cell / 2),
+            centred(13.0),
+        ))
         .map_err(perr)?;
+    }
+    for (f, name) in ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
+        .iter()
+        .enumerate()
+    {
+        area.draw(&Text::new(
+            name.to_string(),
+            (
+                left + f as i32 * cell + cell / 2,
+                top + 10 * cell + label_h / 2,
+            ),
+            centred(13.0),
+        ))
+        .map_err(perr)?;
+    }
+    // The river, between ranks 4 and 5.
+    let river = top + 5 * cell;
+    area.draw(&PathElement::new(
+        vec![(left, river), (left + 9 * cell, river)],
+        BLACK.stroke_width(3),
+    ))
+    .map_err(perr)?;
     Ok(())
+}
+
+/// The largest magnitude on the boards (at least 1), so that the colour scale is symmetric
+/// around 0 and 0 is white.
+fn max_abs<'a>(boards: impl IntoIterator<Item = &'a [[i32; 9]; 10]>) -> f64 {
+    boards
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|v| v.abs() as f64)
+        .fold(1.0, f64::max)
 }
 
 fn draw_heat<DB: DrawingBackend>(
@@ -270,31 +357,45 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(perr)?;
-    let scale = start
-        .red
-        .iter()
-        .chain(tuned.red.iter())
-        .flat_map(|r| r.iter())
-        .map(|v| v.abs() as f64)
-        .fold(1.0, f64::max);
-    let panels = root.split_evenly((1, 2));
+    let mut change = [[0i32; 9]; 10];
+    for (r, row) in change.iter_mut().enumerate() {
+        for (f, v) in row.iter_mut().enumerate() {
+            *v = tuned.red[r][f] - start.red[r][f];
+        }
+    }
+    // Start and tuned share one scale so their colours compare; the change has its own, or
+    // small changes would all look white.
+    let scale = max_abs([&start.red, &tuned.red]);
+    let panels = root.split_evenly((1, 3));
+    let name = format!("{} {}", start.piece, start.phase);
     draw_board(
         &panels[0],
-        &format!("{} {} start (red)", start.piece, start.phase),
+        &format!("{name}: start (red)"),
         &start.red,
         scale,
     )?;
     draw_board(
         &panels[1],
-        &format!("{} {} tuned (red)", tuned.piece, tuned.phase),
+        &format!("{name}: tuned (red)"),
         &tuned.red,
         scale,
+    )?;
+    let change_scale = max_abs([&change]);
+    draw_board(
+        &panels[2],
+        &format!("{name}: tuned - start (full colour at ±{change_scale})"),
+        &change,
+        change_scale,
     )?;
     root.present().map_err(perr)?;
     Ok(())
 }
 
-/// Heat maps of every position table, start beside tuned: `pst_<piece>_<phase>.{png,svg}`.
+/// Three boards of 9x10 square cells with room for the titles and labels.
+const HEAT_MAP_SIZE: (u32, u32) = (1500, 600);
+
+/// Heat maps of every position table, start, tuned and the change side by side:
+/// `pst_<piece>_<phase>.{png,svg}`.
 pub fn heat_maps(
     dir: &Path,
     start: &[super::space::Gene],
@@ -312,11 +413,15 @@ pub fn heat_maps(
         let png = stem.with_extension("png");
         let svg = stem.with_extension("svg");
         draw_heat(
-            BitMapBackend::new(&png, (1000, 560)).into_drawing_area(),
+            BitMapBackend::new(&png, HEAT_MAP_SIZE).into_drawing_area(),
             s,
             t,
         )?;
-        draw_heat(SVGBackend::new(&svg, (1000, 560)).into_drawing_area(), s, t)?;
+        draw_heat(
+            SVGBackend::new(&svg, HEAT_MAP_SIZE).into_drawing_area(),
+            s,
+            t,
+        )?;
         files.push(png);
         files.push(svg);
     }
