@@ -13,3 +13,4 @@ pub mod play;
 pub mod search;
 pub mod tune;
 pub mod uci;
+pub mod util;

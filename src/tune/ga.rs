@@ -19,10 +19,11 @@
 //! checkpointed atomically after each generation: a resumed run is the same run.
 
 use super::TuneError;
-use super::run::{self, CommonArgs, CsvLog, RunConfig, f, mix};
+use super::run::{self, CommonArgs, CsvLog, RunConfig, f};
 use super::space::{Gene, ParamSet, Space};
 use super::stats::elo_from_score;
 use crate::play::{EngineConfig, MatchResult, run_match};
+use crate::util::mix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;

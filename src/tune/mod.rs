@@ -144,12 +144,10 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
         space::SpaceKind::Eval => PathBuf::from("params/xiangqi.json"),
         space::SpaceKind::Search => PathBuf::from("params/search.json"),
     });
-    if let Some(parent) = dest.parent() {
-        std::fs::create_dir_all(parent).ok();
-    }
     let bytes =
         std::fs::read(&best_file).with_context(|| format!("reading {}", best_file.display()))?;
-    run::atomic_write(&dest, &bytes).with_context(|| format!("writing {}", dest.display()))?;
+    crate::util::write_atomic(&dest, &bytes)
+        .with_context(|| format!("writing {}", dest.display()))?;
     println!("promoted {} -> {}", best_file.display(), dest.display());
     Ok(())
 }

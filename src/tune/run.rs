@@ -7,6 +7,7 @@ use super::TuneError;
 use super::space::{ParamSet, SpaceKind};
 use super::stats::{self, MatchStats, Sprt, SprtVerdict};
 use crate::play::{MatchConfig, MatchResult, run_match};
+use crate::util::{self, mix};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
@@ -35,67 +36,14 @@ pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
 }
 
-/// SplitMix64 finaliser: decorrelates seeds derived from (run seed, step, index).
-pub fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A seed for one sub-stream: the same (seed, parts) always gives the same value, so every
-/// step's randomness is a function of the run seed and the step number alone (a resumed run
-/// replays exactly what an uninterrupted one would have).
-pub fn mix(seed: u64, parts: &[u64]) -> u64 {
-    parts
-        .iter()
-        .fold(splitmix(seed), |h, &p| splitmix(h ^ splitmix(p)))
-}
-
-/// Writes `bytes` to `path` via a temporary file in the same folder and a rename, so a reader
-/// (or a run killed mid-write) sees the old content or the new, never half of it.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "file".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
-}
-
 pub fn io_err(path: &Path, e: std::io::Error) -> TuneError {
     TuneError::Io(format!("{}: {e}", path.display()))
 }
 
 /// Creates `out/<utc-timestamp>_<tuner>_<name>/` with `checkpoints/` and `plots/`.
 pub fn create_run_dir(out: &Path, tuner: &str, name: &str) -> Result<PathBuf, TuneError> {
-    let ts = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let clean: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let mut dir = out.join(format!("{ts}_{tuner}_{clean}"));
-    let mut k = 1;
-    while dir.exists() {
-        k += 1;
-        dir = out.join(format!("{ts}_{tuner}_{clean}-{k}"));
-    }
-    for sub in ["checkpoints", "plots"] {
-        std::fs::create_dir_all(dir.join(sub)).map_err(|e| io_err(&dir, e))?;
-    }
-    Ok(dir)
+    util::create_run_dir(out, tuner, name, '-', &["checkpoints", "plots"])
+        .map_err(|e| io_err(out, e))
 }
 
 /// `config.json` of a run: which tuner, with which arguments (replayed by `--resume`).
@@ -109,7 +57,7 @@ pub struct RunConfig<A> {
 
 pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), TuneError> {
     let text = serde_json::to_string_pretty(v).map_err(|e| TuneError::Io(e.to_string()))?;
-    atomic_write(path, text.as_bytes()).map_err(|e| io_err(path, e))
+    util::write_atomic(path, text.as_bytes()).map_err(|e| io_err(path, e))
 }
 
 pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, TuneError> {
@@ -136,7 +84,7 @@ impl CsvLog {
         }
         let mut text = kept.join("\n");
         text.push('\n');
-        atomic_write(path, text.as_bytes()).map_err(|e| io_err(path, e))?;
+        util::write_atomic(path, text.as_bytes()).map_err(|e| io_err(path, e))?;
         let file = std::fs::OpenOptions::new()
             .append(true)
             .open(path)
@@ -454,13 +402,13 @@ pub fn finish_run(
     common: &CommonArgs,
 ) -> Result<Option<Verification>, TuneError> {
     let best_path = dir.join("best.json");
-    atomic_write(&best_path, best.to_json_string().as_bytes())
+    util::write_atomic(&best_path, best.to_json_string().as_bytes())
         .map_err(|e| io_err(&best_path, e))?;
     if let ParamSet::Eval(p) = best {
         // The Jieqi tables live in their own file (params/jieqi.json): keep them beside it so
         // a run over `jieqi.*` loses nothing.
         let jieqi_path = dir.join("best-jieqi.json");
-        atomic_write(&jieqi_path, p.jieqi_to_json_string().as_bytes())
+        util::write_atomic(&jieqi_path, p.jieqi_to_json_string().as_bytes())
             .map_err(|e| io_err(&jieqi_path, e))?;
     }
     let v = verify(best, start, common)?;
@@ -496,7 +444,7 @@ pub fn load_start(dir: &Path, kind: SpaceKind, start_vec: &[i32]) -> Result<Para
 /// Saves the starting set of a new run.
 pub fn save_start(dir: &Path, start: &ParamSet) -> Result<(), TuneError> {
     let path = dir.join("start.json");
-    atomic_write(&path, start.to_json_string().as_bytes()).map_err(|e| io_err(&path, e))
+    util::write_atomic(&path, start.to_json_string().as_bytes()).map_err(|e| io_err(&path, e))
 }
 
 #[cfg(test)]
@@ -522,13 +470,6 @@ mod tests {
         assert_eq!(lines[3], "2,2.000000");
         assert_eq!(lines[4], "9,9");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn mix_is_stable_and_spreads() {
-        assert_eq!(mix(1, &[2, 3]), mix(1, &[2, 3]));
-        assert_ne!(mix(1, &[2, 3]), mix(1, &[3, 2]));
-        assert_ne!(mix(1, &[0]), mix(2, &[0]));
     }
 }
 

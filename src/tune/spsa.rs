@@ -8,10 +8,11 @@
 //! Every iteration's θ is appended to `params.csv`.
 
 use super::TuneError;
-use super::run::{self, CommonArgs, CsvLog, RunConfig, f, mix};
+use super::run::{self, CommonArgs, CsvLog, RunConfig, f};
 use super::space::{Gene, ParamSet, Space};
 use super::stats::elo_from_score;
 use crate::play::MatchResult;
+use crate::util::mix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};

@@ -17,9 +17,10 @@
 
 use super::TuneError;
 use super::dataset::{self, DatasetError};
-use super::run::{self, CommonArgs, CsvLog, RunConfig, f, mix};
+use super::run::{self, CommonArgs, CsvLog, RunConfig, f};
 use super::space::{ParamSet, Space, SpaceKind};
 use crate::eval::EvalParams;
+use crate::util::mix;
 use argmin::core::observers::{Observe, ObserverMode};
 use argmin::core::{CostFunction, Error as ArgminError, Executor, Gradient, IterState, KV, State};
 use argmin::solver::brent::BrentOpt;
