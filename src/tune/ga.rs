@@ -21,7 +21,7 @@
 use super::TuneError;
 use super::run::{self, CommonArgs, CsvLog, RunConfig, f};
 use super::space::{Gene, ParamSet, Space};
-use super::stats::elo_from_score;
+use crate::play::stats::score_to_finite_elo;
 use crate::play::{EngineConfig, MatchResult, run_match};
 use crate::util::mix;
 use rand::{Rng, SeedableRng};
@@ -750,7 +750,7 @@ where
             f(st.best),
             f(st.mean),
             f(st.worst),
-            f(elo_from_score(st.best)),
+            f(score_to_finite_elo(st.best)),
             f(st.pc_mean),
             f(st.pm_mean),
             f(t0.elapsed().as_secs_f64()),
@@ -761,7 +761,7 @@ where
         bar.set_message(format!(
             "best {:.3} ({:+.0} Elo) mean {:.3}",
             st.best,
-            elo_from_score(st.best),
+            score_to_finite_elo(st.best),
             st.mean
         ));
     }
@@ -796,7 +796,7 @@ where
                 c.ga_fitness.map_or("-".to_string(), |x| format!("{x:.3}")),
                 c.ga_evals,
                 c.score,
-                elo_from_score(c.score)
+                score_to_finite_elo(c.score)
             );
         }
         run::write_json(&dir.join("final.json"), pick)?;

@@ -5,7 +5,7 @@
 //! - [`spsa`]: simultaneous perturbation stochastic approximation (fishtest schedule).
 //! - [`texel`]: gradient tuning of the evaluation on labelled positions (argmin L-BFGS).
 //! - [`dataset`], [`datagen`]: labelled position files and self-play data generation.
-//! - [`run`]: run folders, checkpoints, verification match; [`stats`]: Elo and SPRT.
+//! - [`run`]: run folders, checkpoints, verification match (Elo and SPRT: `play::stats`).
 //! - [`plot`], [`export`]: figures and tables from a run.
 
 pub mod datagen;
@@ -16,7 +16,6 @@ pub mod plot;
 pub mod run;
 pub mod space;
 pub mod spsa;
-pub mod stats;
 pub mod texel;
 
 use anyhow::{Context, Result, bail};
@@ -171,7 +170,7 @@ mod tests {
         .unwrap();
         let mut v = run::Verification {
             mode: run::VerifyMode::Sprt,
-            stats: stats::MatchStats::default(),
+            stats: crate::play::stats::MatchStats::default(),
             llr: 0.0,
             llr_lower: -2.94,
             llr_upper: 2.94,

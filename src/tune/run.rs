@@ -5,7 +5,7 @@
 
 use super::TuneError;
 use super::space::{ParamSet, SpaceKind};
-use super::stats::{self, MatchStats, Sprt, SprtVerdict};
+use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
 use crate::play::{MatchConfig, MatchResult, run_match};
 use crate::util::{self, mix};
 use rayon::prelude::*;
@@ -225,7 +225,7 @@ pub fn play_pairs(
         .into_par_iter()
         .map(|j| run_match(a, b, &common.match_config(mix(seed, &[j]))))
         .reduce(MatchResult::default, |mut x, y| {
-            stats::accumulate(&mut x, &y);
+            x += y;
             x
         })
 }
@@ -300,7 +300,7 @@ pub fn verify(
     });
     let a = tuned.engine("tuned", &other);
     let b = start.engine("start", &other);
-    let sprt = Sprt {
+    let sprt = SprtConfig {
         elo0: common.elo0,
         elo1: common.elo1,
         alpha: 0.05,
@@ -320,13 +320,13 @@ pub fn verify(
     while done < total_pairs {
         let end = (done + batch).min(total_pairs);
         let r = play_pairs(&a, &b, done..end, seed, common);
-        stats::accumulate(&mut total, &r);
+        total += r;
         done = end;
         bar.set_position(done * 2);
-        let st = stats::match_stats(&total);
+        let st = MatchStats::from(&total);
         bar.set_message(format!("{:+.1} ± {:.1} Elo", st.elo, st.elo_error));
         if common.verify == VerifyMode::Sprt {
-            verdict = sprt.verdict(&total);
+            verdict = sprt.status(&total).verdict;
             if verdict != SprtVerdict::Continue {
                 break;
             }
@@ -336,18 +336,19 @@ pub fn verify(
         }
     }
     bar.finish_and_clear();
-    let st = stats::match_stats(&total);
-    let llr = sprt.llr(&total);
+    let st = MatchStats::from(&total);
+    let status = sprt.status(&total);
+    let llr = status.llr;
     let (verdict_text, significant) = match common.verify {
         VerifyMode::Sprt => match verdict {
-            SprtVerdict::AcceptH1 => (
+            SprtVerdict::H1 => (
                 format!(
                     "SPRT accepted H1 (elo1 = {}): the gain is significant",
                     common.elo1
                 ),
                 true,
             ),
-            SprtVerdict::AcceptH0 => (
+            SprtVerdict::H0 => (
                 format!(
                     "SPRT accepted H0 (elo0 = {}): no significant gain",
                     common.elo0
@@ -361,8 +362,8 @@ pub fn verify(
                         "SPRT inconclusive after {} games (LLR {llr:.2} in [{:.2}, {:.2}]); \
                          the 95% interval {} zero",
                         st.games,
-                        sprt.lower(),
-                        sprt.upper(),
+                        status.lower,
+                        status.upper,
                         if sig { "lies above" } else { "includes" }
                     ),
                     false,
@@ -385,8 +386,8 @@ pub fn verify(
         mode: common.verify,
         stats: st,
         llr,
-        llr_lower: sprt.lower(),
-        llr_upper: sprt.upper(),
+        llr_lower: status.lower,
+        llr_upper: status.upper,
         verdict: verdict_text,
         significant,
         nodes: common.match_config(0).nodes,

@@ -10,8 +10,8 @@
 use super::TuneError;
 use super::run::{self, CommonArgs, CsvLog, RunConfig, f};
 use super::space::{Gene, ParamSet, Space};
-use super::stats::elo_from_score;
 use crate::play::MatchResult;
+use crate::play::stats::score_to_finite_elo;
 use crate::util::mix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -271,7 +271,7 @@ where
         log.row(&[
             k.to_string(),
             f(score),
-            f(elo_from_score(score)),
+            f(score_to_finite_elo(score)),
             (r.wins as i64 - r.losses as i64).to_string(),
             f(distance),
             f(c_rel),
