@@ -226,7 +226,7 @@ pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
         .build()
         .map_err(|e| TuneError::Io(e.to_string()))?;
     let chunk = (threads as u64 * 4).max(8);
-    let bar = run::progress(args.games, progress.next_game, "datagen");
+    let bar = super::driver::progress(args.games, progress.next_game, "datagen");
     while progress.next_game < args.games {
         if run::stop_requested() {
             bar.abandon();

@@ -5,11 +5,15 @@
 //! - [`spsa`]: simultaneous perturbation stochastic approximation (fishtest schedule).
 //! - [`texel`]: gradient tuning of the evaluation on labelled positions (argmin L-BFGS).
 //! - [`dataset`], [`datagen`]: labelled position files and self-play data generation.
-//! - [`run`]: run folders, checkpoints, verification match (Elo and SPRT: `play::stats`).
+//! - [`driver`]: the one run driver (run folder, checkpoints, resume, log, verification,
+//!   report) behind the [`driver::Tuner`] trait that the three tuners implement.
+//! - [`run`]: flags and settings, the CSV log, the verification match (Elo and SPRT come
+//!   from `play::stats`).
 //! - [`plot`], [`export`]: figures and tables from a run.
 
 pub mod datagen;
 pub mod dataset;
+pub mod driver;
 pub mod export;
 pub mod ga;
 pub mod plot;

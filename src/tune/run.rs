@@ -1,7 +1,6 @@
-//! What every tuning run shares: the run folder (`results/<utc>_<tuner>_<name>/` with
-//! `config.json`, `log.csv`, `best.json`, `checkpoints/`, `plots/`), atomic writes, the CSV log
-//! that survives a kill, Ctrl-C handling, seeded sub-streams, parallel game pairs through the
-//! match runner and the closing verification match (SPRT by default).
+//! What the tuners share besides the [driver](super::driver): the flags and the settings
+//! recorded in `config.json`, the CSV log that survives a kill, JSON files, Ctrl-C, parallel
+//! game pairs through the match runner and the closing verification match (SPRT by default).
 
 use super::TuneError;
 use super::space::{ParamSet, SpaceKind};
@@ -38,21 +37,6 @@ pub fn stop_requested() -> bool {
 
 pub fn io_err(path: &Path, e: std::io::Error) -> TuneError {
     TuneError::Io(format!("{}: {e}", path.display()))
-}
-
-/// Creates `out/<utc-timestamp>_<tuner>_<name>/` with `checkpoints/` and `plots/`.
-pub fn create_run_dir(out: &Path, tuner: &str, name: &str) -> Result<PathBuf, TuneError> {
-    util::create_run_dir(out, tuner, name, '-', &["checkpoints", "plots"])
-        .map_err(|e| io_err(out, e))
-}
-
-/// `config.json` of a run: which tuner, with which arguments (replayed by `--resume`).
-#[derive(Serialize, Deserialize, Debug, Clone)]
-pub struct RunConfig<A> {
-    pub tuner: String,
-    pub version: String,
-    pub created: String,
-    pub args: A,
 }
 
 pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), TuneError> {
@@ -111,7 +95,7 @@ pub fn f(v: f64) -> String {
 }
 
 /// Flags shared by every tuner.
-#[derive(clap::Args, Debug, Clone, Serialize, Deserialize)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct CommonArgs {
     /// Run name: the folder is results/<utc-timestamp>_<tuner>_<name>/.
     #[arg(long, default_value = "run")]
@@ -136,9 +120,9 @@ pub struct CommonArgs {
     /// Folder that receives the run folder.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
-    /// Continue a stopped or killed run (its config.json replaces the other flags).
+    /// Continue a stopped or killed run (its config.json replaces the other flags, except
+    /// --concurrency and the verification flags, which apply when given).
     #[arg(long)]
-    #[serde(skip)]
     pub resume: Option<PathBuf>,
     /// Nodes per move in every game (tuning and verification).
     #[arg(long, default_value_t = 2000)]
@@ -149,17 +133,64 @@ pub struct CommonArgs {
     /// Games longer than this are adjudicated by the runner.
     #[arg(long, default_value_t = 300)]
     pub max_plies: usize,
-    /// Closing match of the tuned set against the starting set.
-    #[arg(long, value_enum, default_value = "sprt")]
-    pub verify: VerifyMode,
-    /// Most games of the verification match.
-    #[arg(long, default_value_t = 200)]
-    pub verify_games: usize,
+    /// Closing match of the tuned set against the starting set [default: sprt].
+    #[arg(long, value_enum)]
+    pub verify: Option<VerifyMode>,
+    /// Most games of the verification match [default: 200].
+    #[arg(long)]
+    pub verify_games: Option<usize>,
     /// SPRT hypotheses in Elo (H0: elo0, H1: elo1).
     #[arg(long, default_value_t = 0.0)]
     pub elo0: f64,
     #[arg(long, default_value_t = 10.0)]
     pub elo1: f64,
+}
+
+/// The common settings of a run as `config.json` records them. Decoupled from the flags in
+/// [`CommonArgs`], so renaming a flag cannot break `--resume` of an existing run; the field
+/// names are those of the flags when this struct was introduced, so older runs still read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommonSettings {
+    pub name: String,
+    pub params: Option<PathBuf>,
+    pub flatten: bool,
+    pub space: SpaceKind,
+    pub only: String,
+    pub seed: u64,
+    pub concurrency: Option<usize>,
+    pub out: PathBuf,
+    pub nodes: u64,
+    pub depth: Option<u32>,
+    pub max_plies: usize,
+    pub verify: VerifyMode,
+    pub verify_games: usize,
+    pub elo0: f64,
+    pub elo1: f64,
+}
+
+const DEFAULT_VERIFY: VerifyMode = VerifyMode::Sprt;
+const DEFAULT_VERIFY_GAMES: usize = 200;
+
+impl From<&CommonArgs> for CommonSettings {
+    fn from(a: &CommonArgs) -> CommonSettings {
+        CommonSettings {
+            name: a.name.clone(),
+            params: a.params.clone(),
+            flatten: a.flatten,
+            space: a.space,
+            only: a.only.clone(),
+            seed: a.seed,
+            concurrency: a.concurrency,
+            out: a.out.clone(),
+            nodes: a.nodes,
+            depth: a.depth,
+            max_plies: a.max_plies,
+            verify: a.verify.unwrap_or(DEFAULT_VERIFY),
+            verify_games: a.verify_games.unwrap_or(DEFAULT_VERIFY_GAMES),
+            elo0: a.elo0,
+            elo1: a.elo1,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -173,7 +204,15 @@ pub enum VerifyMode {
     None,
 }
 
-impl CommonArgs {
+impl CommonSettings {
+    /// On `--resume`: the thread count and the verification given on the command line replace
+    /// the recorded ones (a finished run can so be verified again with more games).
+    pub fn resume_with(&mut self, a: &CommonArgs) {
+        self.concurrency = a.concurrency.or(self.concurrency);
+        self.verify = a.verify.unwrap_or(self.verify);
+        self.verify_games = a.verify_games.unwrap_or(self.verify_games);
+    }
+
     pub fn threads(&self) -> usize {
         self.concurrency.unwrap_or_else(|| {
             std::thread::available_parallelism()
@@ -219,7 +258,7 @@ pub fn play_pairs(
     b: &crate::play::EngineConfig,
     pairs: std::ops::Range<u64>,
     seed: u64,
-    common: &CommonArgs,
+    common: &CommonSettings,
 ) -> MatchResult {
     pairs
         .into_par_iter()
@@ -289,7 +328,7 @@ impl Verification {
 pub fn verify(
     tuned: &ParamSet,
     start: &ParamSet,
-    common: &CommonArgs,
+    common: &CommonSettings,
 ) -> Result<Option<Verification>, TuneError> {
     if common.verify == VerifyMode::None || common.verify_games < 2 {
         return Ok(None);
@@ -393,59 +432,6 @@ pub fn verify(
         nodes: common.match_config(0).nodes,
         depth: common.depth,
     }))
-}
-
-/// Writes `best.json` (the full parameter file) and runs, records and prints the verification.
-pub fn finish_run(
-    dir: &Path,
-    best: &ParamSet,
-    start: &ParamSet,
-    common: &CommonArgs,
-) -> Result<Option<Verification>, TuneError> {
-    let best_path = dir.join("best.json");
-    util::write_atomic(&best_path, best.to_json_string().as_bytes())
-        .map_err(|e| io_err(&best_path, e))?;
-    if let ParamSet::Eval(p) = best {
-        // The Jieqi tables live in their own file (params/jieqi.json): keep them beside it so
-        // a run over `jieqi.*` loses nothing.
-        let jieqi_path = dir.join("best-jieqi.json");
-        util::write_atomic(&jieqi_path, p.jieqi_to_json_string().as_bytes())
-            .map_err(|e| io_err(&jieqi_path, e))?;
-    }
-    let v = verify(best, start, common)?;
-    if let Some(v) = &v {
-        write_json(&dir.join("verification.json"), v)?;
-        println!("verification: tuned vs start, {}", v.summary());
-    } else {
-        println!("verification: skipped (--verify none)");
-    }
-    Ok(v)
-}
-
-/// A progress bar over steps, message = current best.
-pub fn progress(len: u64, pos: u64, what: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(&format!(
-            "{what} {{bar:30}} {{pos}}/{{len}} [{{elapsed_precise}} < {{eta}}] {{msg}}"
-        ))
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar.set_position(pos);
-    bar
-}
-
-/// Reads the saved starting set of a run: `start.json` through the params loader, then the
-/// exact vector from the checkpoint (so a resume starts from identical values).
-pub fn load_start(dir: &Path, kind: SpaceKind, start_vec: &[i32]) -> Result<ParamSet, TuneError> {
-    let p = ParamSet::load(kind, &dir.join("start.json"))?;
-    Ok(p.from_vec(start_vec))
-}
-
-/// Saves the starting set of a new run.
-pub fn save_start(dir: &Path, start: &ParamSet) -> Result<(), TuneError> {
-    let path = dir.join("start.json");
-    util::write_atomic(&path, start.to_json_string().as_bytes()).map_err(|e| io_err(&path, e))
 }
 
 #[cfg(test)]
