@@ -45,8 +45,9 @@ pub trait Tuner: Send {
     /// The state of a new run, with the log row it starts from, if any.
     fn start(&mut self) -> Result<(Self::State, Option<Vec<String>>), TuneError>;
     fn finished(&self, state: &Self::State) -> bool;
-    /// Advances `state` by one step.
-    fn step(&mut self, state: &mut Self::State) -> Result<Step, TuneError>;
+    /// Advances `state` by one step; `None` when the tuner found that it had already converged
+    /// without taking one (then `finished` holds).
+    fn step(&mut self, state: &mut Self::State) -> Result<Option<Step>, TuneError>;
     /// The tuned genes of a stopped run, if it has any yet.
     fn best_so_far(&self, state: &Self::State) -> Option<Vec<i32>>;
     /// The tuned genes after the last step; may finish work in `state` first (the GA's final
@@ -229,7 +230,9 @@ fn drive<T: Tuner>(
             });
         }
         let t0 = Instant::now();
-        let mut step = tuner.step(&mut state)?;
+        let Some(mut step) = tuner.step(&mut state)? else {
+            continue;
+        };
         step.row.push(f(t0.elapsed().as_secs_f64()));
         log.row(&step.row)?;
         run::write_json(&checkpoint, &state)?;

@@ -776,12 +776,12 @@ impl<F: Fitness> Tuner for GaTuner<F> {
         state.generation >= self.settings.tuner.generations
     }
 
-    fn step(&mut self, state: &mut GaState) -> Result<Step, TuneError> {
+    fn step(&mut self, state: &mut GaState) -> Result<Option<Step>, TuneError> {
         let seed = self.settings.common.seed;
         let st = ga_step(state, &self.genes, &self.p, seed, |g, pop| {
             (self.fitness)(&self.space, &self.start, &self.settings, g, pop)
         });
-        Ok(Step {
+        Ok(Some(Step {
             row: vec![
                 st.generation.to_string(),
                 f(st.best),
@@ -797,7 +797,7 @@ impl<F: Fitness> Tuner for GaTuner<F> {
                 score_to_finite_elo(st.best),
                 st.mean
             ),
-        })
+        }))
     }
 
     fn best_so_far(&self, state: &GaState) -> Option<Vec<i32>> {

@@ -275,7 +275,7 @@ impl<F: Play> Tuner for SpsaTuner<F> {
         state.k >= self.settings.tuner.iterations
     }
 
-    fn step(&mut self, state: &mut SpsaState) -> Result<Step, TuneError> {
+    fn step(&mut self, state: &mut SpsaState) -> Result<Option<Step>, TuneError> {
         let (genes, sch) = (&self.genes, &self.schedule);
         let history = match &mut self.history {
             Some(h) => h,
@@ -318,7 +318,7 @@ impl<F: Play> Tuner for SpsaTuner<F> {
         if self.recent.len() > 50 {
             self.recent.remove(0);
         }
-        Ok(Step {
+        Ok(Some(Step {
             row: vec![
                 k.to_string(),
                 f(score),
@@ -332,7 +332,7 @@ impl<F: Play> Tuner for SpsaTuner<F> {
                 "drift {distance:.2} steps, θ+ score (last 50) {:.3}",
                 self.recent.iter().sum::<f64>() / self.recent.len() as f64
             ),
-        })
+        }))
     }
 
     fn best_so_far(&self, state: &SpsaState) -> Option<Vec<i32>> {

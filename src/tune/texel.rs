@@ -576,7 +576,7 @@ impl Tuner for TexelTuner {
         state.done || state.epoch >= self.settings.tuner.epochs
     }
 
-    fn step(&mut self, state: &mut TexelState) -> Result<Step, TuneError> {
+    fn step(&mut self, state: &mut TexelState) -> Result<Option<Step>, TuneError> {
         let lbfgs = match &mut self.lbfgs {
             Some(l) => l,
             None => self.lbfgs.insert(LbfgsStepper::new(
@@ -587,21 +587,22 @@ impl Tuner for TexelTuner {
                 self.settings.tuner.memory,
             )?),
         };
+        if lbfgs.done() {
+            // converged before its first iteration: nothing to log
+            finish(lbfgs, state);
+            return Ok(None);
+        }
         let (theta, train_loss) = lbfgs.step()?;
         state.epoch += 1;
         state.theta = theta.to_vec();
         let vl = self.val.loss(&state.theta, state.k);
         if lbfgs.done() {
-            // argmin's result: the θ of lowest training loss
-            if let Some(best) = lbfgs.best() {
-                state.theta = best.to_vec();
-            }
-            state.done = true;
+            finish(lbfgs, state);
         }
-        Ok(Step {
+        Ok(Some(Step {
             row: vec![state.epoch.to_string(), f(train_loss), f(vl), f(state.k)],
             message: format!("train {train_loss:.6} val {vl:.6}"),
-        })
+        }))
     }
 
     fn best_so_far(&self, state: &TexelState) -> Option<Vec<i32>> {
@@ -621,6 +622,14 @@ impl Tuner for TexelTuner {
         );
         Ok(best)
     }
+}
+
+/// Ends the optimisation with argmin's result: the θ of lowest training loss.
+fn finish(lbfgs: &LbfgsStepper, state: &mut TexelState) {
+    if let Some(best) = lbfgs.best() {
+        state.theta = best.to_vec();
+    }
+    state.done = true;
 }
 
 /// `xqtune tune texel`.
