@@ -21,7 +21,7 @@ pub struct Step {
 }
 
 /// One optimiser: GA, SPSA or Texel.
-pub trait Tuner: Send {
+pub trait Tuner {
     /// `ga`, `spsa`, `texel`: folder names, `config.json`, messages.
     const NAME: &'static str;
     /// What one step is called in messages (`generation`, `iteration`, `epoch`).

@@ -628,10 +628,7 @@ pub fn match_fitness(
     genomes: &[Vec<i32>],
 ) -> Vec<f64> {
     let (common, args) = (&settings.common, &settings.tuner);
-    let other = ParamSet::default_of(match space.base.kind() {
-        super::space::SpaceKind::Eval => super::space::SpaceKind::Search,
-        super::space::SpaceKind::Search => super::space::SpaceKind::Eval,
-    });
+    let other = run::untuned_defaults(space.base.kind());
     let engines: Vec<EngineConfig> = genomes
         .iter()
         .enumerate()

@@ -250,6 +250,15 @@ impl CommonSettings {
     }
 }
 
+/// The parameter set a run does not tune (search values for an eval run, and the reverse):
+/// every engine of the run plays with its defaults.
+pub fn untuned_defaults(tuned: SpaceKind) -> ParamSet {
+    ParamSet::default_of(match tuned {
+        SpaceKind::Eval => SpaceKind::Search,
+        SpaceKind::Search => SpaceKind::Eval,
+    })
+}
+
 /// Plays game pairs `pairs` (each pair: one opening, colours swapped) of `a` against `b` in
 /// parallel. Pair `j` uses seed `mix(seed, [j])`: every engine evaluated with the same `seed`
 /// meets the same openings, so opening luck cancels between individuals (common random numbers).
@@ -333,10 +342,7 @@ pub fn verify(
     if common.verify == VerifyMode::None || common.verify_games < 2 {
         return Ok(None);
     }
-    let other = ParamSet::default_of(match tuned.kind() {
-        SpaceKind::Eval => SpaceKind::Search,
-        SpaceKind::Search => SpaceKind::Eval,
-    });
+    let other = untuned_defaults(tuned.kind());
     let a = tuned.engine("tuned", &other);
     let b = start.engine("start", &other);
     let sprt = SprtConfig {

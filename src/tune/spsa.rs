@@ -364,10 +364,7 @@ pub fn run_spsa(args: &SpsaArgs) -> Result<RunOutcome, TuneError> {
     run_spsa_with(
         args,
         |space, s, k, plus, minus| {
-            let other = ParamSet::default_of(match space.base.kind() {
-                super::space::SpaceKind::Eval => super::space::SpaceKind::Search,
-                super::space::SpaceKind::Search => super::space::SpaceKind::Eval,
-            });
+            let other = run::untuned_defaults(space.base.kind());
             let ea = space.apply(plus).engine("plus", &other);
             let eb = space.apply(minus).engine("minus", &other);
             let pairs = (s.tuner.games / 2).max(1) as u64;
