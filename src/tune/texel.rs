@@ -864,4 +864,44 @@ mod run_tests {
         assert!(e.contains("bad.txt:1"), "{e}");
         std::fs::remove_dir_all(&out).unwrap();
     }
+
+    #[test]
+    fn texel_stop_and_resume_keep_log_and_checkpoint_in_step() {
+        let out = std::env::temp_dir().join(format!("xqtune-texel-stop-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let data = out.join("d.txt");
+        write_dataset(&data, 300);
+        let a = T::parse_from([
+            "t",
+            "--data",
+            data.to_str().unwrap(),
+            "--epochs",
+            "6",
+            "--verify",
+            "none",
+            "--concurrency",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .a;
+        let part =
+            driver::run(&a.common, TexelSettings::from(&a), TexelTuner::new, Some(2)).unwrap();
+        assert!(!part.finished);
+        let st: TexelState = run::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
+        assert_eq!((st.epoch, st.done), (2, false));
+        let (_, rows) = crate::tune::plot::read_csv(&part.dir.join("log.csv")).unwrap();
+        assert_eq!(rows.len(), 3, "epoch 0 and two steps");
+        let mut r = a.clone();
+        r.common.resume = Some(part.dir.clone());
+        let resumed = run_texel(&r).unwrap();
+        assert!(resumed.finished);
+        let st: TexelState = run::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
+        assert!(st.done);
+        let (_, rows) = crate::tune::plot::read_csv(&part.dir.join("log.csv")).unwrap();
+        assert_eq!(rows.len(), st.epoch as usize + 1);
+        let epochs: Vec<f64> = rows.iter().map(|r| r[0]).collect();
+        assert!(epochs.windows(2).all(|w| w[1] == w[0] + 1.0), "{epochs:?}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 }
