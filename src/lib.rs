@@ -16,3 +16,4 @@ pub mod search;
 pub mod tunable;
 pub mod tune;
 pub mod uci;
+pub mod util;

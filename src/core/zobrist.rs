@@ -1,13 +1,7 @@
 //! Zobrist keys, generated at compile time from a fixed SplitMix64 stream so that keys (and so
 //! transposition-table behaviour and node counts) are identical on every machine.
 
-const fn splitmix(state: u64) -> (u64, u64) {
-    let s = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = s;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (s, z ^ (z >> 31))
-}
+use crate::util::splitmix_next;
 
 pub struct Keys {
     /// `piece[code][square]`, code = `Piece::code()` (index 0 unused).
@@ -31,21 +25,21 @@ pub static KEYS: Keys = {
     while p < 15 {
         let mut s = 0;
         while s < 90 {
-            let (ns, v) = splitmix(state);
+            let (ns, v) = splitmix_next(state);
             state = ns;
             k.piece[p][s] = v;
             s += 1;
         }
         p += 1;
     }
-    let (ns, v) = splitmix(state);
+    let (ns, v) = splitmix_next(state);
     state = ns;
     k.side = v;
     let mut c = 0;
     while c < 2 {
         let mut s = 0;
         while s < 90 {
-            let (ns, v) = splitmix(state);
+            let (ns, v) = splitmix_next(state);
             state = ns;
             k.dark[c][s] = v;
             s += 1;
@@ -54,7 +48,7 @@ pub static KEYS: Keys = {
         while t < 7 {
             let mut n = 1; // a count of zero contributes nothing
             while n < 6 {
-                let (ns, v) = splitmix(state);
+                let (ns, v) = splitmix_next(state);
                 state = ns;
                 k.pool[c][t][n] = v;
                 n += 1;

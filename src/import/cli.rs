@@ -4,13 +4,13 @@ use super::dataset::{Selection, select_positions};
 use super::openings::opening_suite;
 use super::pgn::split_games;
 use super::{ImportedGame, SkippedGame, encoding_by_name, read_games};
+use crate::util;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -57,43 +57,22 @@ pub struct ImportArgs {
     pub note: Vec<String>,
 }
 
-/// Writes `path` through a temporary file in the same folder and a rename, so a killed run
-/// never leaves a half-written file under the final name. `.gz` names are gzip-compressed.
-pub fn write_atomically(
+/// Writes `path` atomically ([`util::write_atomic_with`]); `.gz` names are gzip-compressed.
+fn write_output(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .context("output path has no file name")?;
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let file = BufWriter::new(File::create(&tmp)?);
-        if name.ends_with(".gz") {
-            let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-            fill(&mut gz)?;
-            gz.finish()?
-                .into_inner()
-                .map_err(|e| e.into_error())?
-                .sync_all()?;
+    let gz = path.extension().is_some_and(|e| e == "gz");
+    util::write_atomic_with(path, |w| {
+        if gz {
+            let mut enc = flate2::write::GzEncoder::new(w, flate2::Compression::default());
+            fill(&mut enc)?;
+            enc.finish().map(drop)
         } else {
-            let mut w = file;
-            fill(&mut w)?;
-            w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            fill(w)
         }
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
-    }
-    Ok(())
+    })
+    .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// `xqtune import FILES --openings PLIES -o SUITE`.
@@ -128,7 +107,7 @@ fn write_opening_suite(
         .push("that starts from the initial position, duplicates (same position) removed.".into());
     header.push("Comments: the game's [Event] and its moves as written in the source.".into());
     header.push("Format: see src/play/openings.rs.".into());
-    write_atomically(out, |w| {
+    write_output(out, |w| {
         for h in &header {
             writeln!(w, "# {h}")?;
         }
@@ -255,7 +234,7 @@ pub fn run(args: &ImportArgs) -> Result<()> {
             ProgressStyle::with_template("{bar:40} {pos}/{len} games {elapsed} eta {eta}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        write_atomically(out, |w| {
+        write_output(out, |w| {
             for chunk in games.chunks(512) {
                 let lines: Vec<Vec<String>> = chunk
                     .par_iter()
@@ -290,7 +269,7 @@ pub fn run(args: &ImportArgs) -> Result<()> {
             .sum();
     }
     if let Some(pgn_out) = &args.pgn_out {
-        write_atomically(pgn_out, |w| {
+        write_output(pgn_out, |w| {
             for g in &games {
                 w.write_all(game_to_pgn(g).as_bytes())?;
             }

@@ -123,13 +123,6 @@ pub struct Selection {
     pub seed: u64,
 }
 
-/// FNV-1a: a stable hash for per-game seeds (std's hasher may change between releases).
-fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 /// The positions of `game` that `sel` keeps, in game order, labelled with the game's result.
 pub fn select_positions(game: &ImportedGame, sel: &Selection) -> Vec<LabelledPosition> {
     let id = game.id();
@@ -146,7 +139,8 @@ pub fn select_positions(game: &ImportedGame, sel: &Selection) -> Vec<LabelledPos
     if let Some(k) = sel.sample
         && kept.len() > k
     {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(sel.seed ^ fnv1a(&id));
+        let mut rng =
+            rand_chacha::ChaCha8Rng::seed_from_u64(sel.seed ^ crate::util::fnv1a(id.bytes()));
         let mut idx = sample(&mut rng, kept.len(), k).into_vec();
         idx.sort_unstable();
         kept = idx.into_iter().map(|i| kept[i].clone()).collect();

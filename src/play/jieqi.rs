@@ -10,16 +10,15 @@
 use super::game::{Board, BoardRecord, GoRequest, MoveLimits};
 use crate::core::arbiter::{Arbiter, CaptureReveal, deal};
 use crate::core::{Color, Position};
+use crate::util::{GOLDEN_GAMMA, splitmix_finalise};
 
 /// The deal of pair `pair` in a match with `seed` (SplitMix64 of the two, so neighbouring
 /// pairs get unrelated deals and every machine the same ones).
 pub fn deal_seed(seed: u64, pair: usize) -> u64 {
-    let mut z = seed
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(pair as u64 + 1);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    splitmix_finalise(
+        seed.wrapping_mul(GOLDEN_GAMMA)
+            .wrapping_add(pair as u64 + 1),
+    )
 }
 
 /// A Jieqi game of one deal: the arbiter holds the truth, each side is told its own view.

@@ -25,6 +25,7 @@ pub use stats::{MatchResult, SprtConfig, SprtStatus, SprtVerdict};
 use crate::core::{CaptureReveal, Variant};
 use crate::eval::EvalParams;
 use crate::search::{ChanceMode, EngineOptions, SearchParams};
+use crate::util;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -489,16 +490,6 @@ pub fn result_lines(a: &str, b: &str, r: &MatchResult, sprt: Option<&SprtStatus>
     out
 }
 
-/// Writes `path` through a temporary file and a rename, so a reader never sees half a file.
-pub fn write_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    std::fs::write(&tmp, contents)?;
-    std::fs::rename(&tmp, path)
-}
-
 /// The JSON summary of a match.
 pub fn summary_json(
     name: &str,
@@ -585,7 +576,10 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
     let run_dir = if args.no_save {
         None
     } else {
-        Some(run_dir(&args.out_dir, &args.name)?)
+        Some(
+            util::create_run_dir(&args.out_dir, "match", &args.name, '_', &[])
+                .with_context(|| format!("creating a run folder in {}", args.out_dir.display()))?,
+        )
     };
     let checkpoint = std::sync::Mutex::new((Vec::<GameRecord>::new(), std::time::Instant::now()));
     let started = std::time::Instant::now();
@@ -658,24 +652,6 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
     Ok(())
 }
 
-/// Creates `<out>/<utc-timestamp>_match_<name>/`.
-pub fn run_dir(out: &Path, name: &str) -> Result<PathBuf> {
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let dir = out.join(format!("{stamp}_match_{safe}"));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    Ok(dir)
-}
-
 /// Writes `games.pgn` and `summary.json` into `dir` (atomically; `complete` is recorded).
 pub fn save_records(
     dir: &Path,
@@ -697,12 +673,12 @@ pub fn save_records(
         .iter()
         .map(|g| pgn::game_pgn(&header, g))
         .collect();
-    write_atomic(&dir.join("games.pgn"), &text)
+    util::write_atomic(&dir.join("games.pgn"), text.as_bytes())
         .with_context(|| format!("writing {}", dir.join("games.pgn").display()))?;
     let mut summary = summary_json(name, a, b, cfg, report);
     summary["complete"] = serde_json::json!(complete);
     let json = serde_json::to_string_pretty(&summary).context("serialising the summary")?;
-    write_atomic(&dir.join("summary.json"), &(json + "\n"))
+    util::write_atomic(&dir.join("summary.json"), (json + "\n").as_bytes())
         .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
     Ok(())
 }

@@ -15,7 +15,7 @@
 //!   `LLR = N (s1 - s0)(2 m - s0 - s1) / (2 v)`, `N` pairs, `m` and `v` the mean and variance of the
 //!   per-game pair score, decision bounds `ln(beta/(1-alpha))` and `ln((1-beta)/alpha)`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Two-sided 95 % quantile of the normal distribution.
@@ -35,6 +35,12 @@ pub fn score_to_elo(score: f64) -> f64 {
 /// Expected score of a logistic Elo difference.
 pub fn elo_to_score(elo: f64) -> f64 {
     1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
+
+/// [`score_to_elo`] kept finite (the score clamped to [1e-6, 1 - 1e-6]), for logs and
+/// progress lines where a perfect score must still print a number.
+pub fn score_to_finite_elo(score: f64) -> f64 {
+    score_to_elo(score.clamp(1e-6, 1.0 - 1e-6))
 }
 
 /// The pentanomial law (pair scores 0, 1/4, .., 1) of mean `s` closest to the observed
@@ -278,6 +284,62 @@ impl MatchResult {
     pub fn add_pair(&mut self, points: f64) {
         let k = (points * 2.0).round().clamp(0.0, 4.0) as usize;
         self.pentanomial[k] += 1;
+    }
+}
+
+impl std::ops::AddAssign for MatchResult {
+    fn add_assign(&mut self, b: MatchResult) {
+        self.wins += b.wins;
+        self.draws += b.draws;
+        self.losses += b.losses;
+        for (x, y) in self.pentanomial.iter_mut().zip(b.pentanomial) {
+            *x += y;
+        }
+    }
+}
+
+/// A serialisable summary of a match from the first engine's point of view, as the tuners
+/// record it (`verification.json`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct MatchStats {
+    pub games: u32,
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+    pub pentanomial: [u32; 5],
+    pub score: f64,
+    pub elo: f64,
+    /// Half-width of the 95% confidence interval, in Elo.
+    pub elo_error: f64,
+    /// Likelihood of superiority (probability that the true Elo is above zero).
+    pub los: f64,
+}
+
+impl From<&MatchResult> for MatchStats {
+    /// Elo and error bar from the pairs when the games were paired (pairs cancel opening
+    /// bias, so the variance is smaller), else per game.
+    fn from(r: &MatchResult) -> MatchStats {
+        let paired = r.pairs() > 0;
+        let (elo, elo_error) = if paired {
+            (r.penta_elo(), r.penta_elo_error())
+        } else {
+            (r.elo(), r.elo_error())
+        };
+        MatchStats {
+            games: r.games(),
+            wins: r.wins,
+            draws: r.draws,
+            losses: r.losses,
+            pentanomial: r.pentanomial,
+            score: if paired { elo_to_score(elo) } else { r.score() },
+            elo,
+            elo_error: if elo_error.is_finite() {
+                elo_error
+            } else {
+                0.0
+            },
+            los: r.los(),
+        }
     }
 }
 
@@ -562,5 +624,60 @@ mod tests {
         let all_wins = r(10, 0, 0, [0, 0, 0, 0, 5]);
         assert_eq!(all_wins.elo(), f64::INFINITY);
         assert!(all_wins.llr(0.0, 5.0) > 0.0);
+    }
+
+    #[test]
+    fn finite_elo_and_normal_cdf() {
+        assert!(score_to_finite_elo(0.5).abs() < 1e-9);
+        for e in [-300.0, -50.0, 0.0, 10.0, 200.0] {
+            assert!((score_to_finite_elo(elo_to_score(e)) - e).abs() < 1e-6);
+        }
+        assert!((score_to_finite_elo(0.75) - 190.85).abs() < 0.01);
+        assert!(score_to_finite_elo(1.0).is_finite() && score_to_finite_elo(0.0).is_finite());
+        let normal_cdf = |x: f64| 0.5 * (1.0 + erf(x / std::f64::consts::SQRT_2));
+        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);
+        assert!((normal_cdf(1.96) - 0.975).abs() < 1e-4);
+    }
+
+    #[test]
+    fn match_stats_and_sprt() {
+        // 200 pairs: strongly positive
+        let r = MatchResult {
+            wins: 240,
+            draws: 100,
+            losses: 60,
+            pentanomial: [4, 16, 60, 80, 40],
+        };
+        let s = MatchStats::from(&r);
+        assert!(s.elo > 50.0 && s.elo_error > 0.0 && s.los > 0.99);
+        let sprt = SprtConfig {
+            elo0: 0.0,
+            elo1: 10.0,
+            alpha: 0.05,
+            beta: 0.05,
+        };
+        let st = sprt.status(&r);
+        assert!(st.llr > st.upper);
+        assert_eq!(st.verdict, SprtVerdict::H1);
+        let bad = MatchResult {
+            wins: 60,
+            draws: 100,
+            losses: 240,
+            pentanomial: [40, 80, 60, 16, 4],
+        };
+        assert_eq!(sprt.status(&bad).verdict, SprtVerdict::H0);
+        // per-game fallback when the runner has no pairs
+        let g = MatchResult {
+            wins: 10,
+            draws: 0,
+            losses: 10,
+            pentanomial: [0; 5],
+        };
+        let s = MatchStats::from(&g);
+        assert!(s.elo.abs() < 1e-9 && (s.los - 0.5).abs() < 1e-6);
+        // sums add every count
+        let mut t = r;
+        t += g;
+        assert_eq!((t.wins, t.losses, t.pairs()), (250, 70, 200));
     }
 }

@@ -13,10 +13,11 @@
 //! dataset's folder README gets an entry saying how the file was made.
 
 use super::TuneError;
-use super::run::{self, io_err, mix};
+use super::run::{self, io_err};
 use crate::core::{GameResult, Move, Position};
 use crate::eval::{EvalParams, evaluate};
 use crate::search::{SearchLimits, SearchParams, Searcher};
+use crate::util::{self, mix};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -225,7 +226,7 @@ pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
         .build()
         .map_err(|e| TuneError::Io(e.to_string()))?;
     let chunk = (threads as u64 * 4).max(8);
-    let bar = run::progress(args.games, progress.next_game, "datagen");
+    let bar = super::driver::progress(args.games, progress.next_game, "datagen");
     while progress.next_game < args.games {
         if run::stop_requested() {
             bar.abandon();
@@ -267,7 +268,7 @@ pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         enc.write_all(&data).map_err(|e| io_err(out, e))?;
         let gz = enc.finish().map_err(|e| io_err(out, e))?;
-        run::atomic_write(out, &gz).map_err(|e| io_err(out, e))?;
+        util::write_atomic(out, &gz).map_err(|e| io_err(out, e))?;
         std::fs::remove_file(&part_p).map_err(|e| io_err(&part_p, e))?;
     } else {
         std::fs::rename(&part_p, out).map_err(|e| io_err(out, e))?;
@@ -354,7 +355,7 @@ fn write_readme_entry(
         }
     }
     kept.push_str(&entry);
-    run::atomic_write(&readme, kept.as_bytes()).map_err(|e| io_err(&readme, e))
+    util::write_atomic(&readme, kept.as_bytes()).map_err(|e| io_err(&readme, e))
 }
 
 #[cfg(test)]

@@ -245,9 +245,8 @@ pub fn run_export(a: &ExportArgs) -> Result<(), TuneError> {
     };
     let text = render(&p.genes(), a.format);
     match &a.out {
-        Some(path) => {
-            super::run::atomic_write(path, text.as_bytes()).map_err(|e| super::run::io_err(path, e))
-        }
+        Some(path) => crate::util::write_atomic(path, text.as_bytes())
+            .map_err(|e| super::run::io_err(path, e)),
         None => {
             print!("{text}");
             Ok(())

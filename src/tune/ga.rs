@@ -19,16 +19,17 @@
 //! checkpointed atomically after each generation: a resumed run is the same run.
 
 use super::TuneError;
-use super::run::{self, CommonArgs, CsvLog, RunConfig, f, mix};
+use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
+use super::run::{self, CommonArgs, f};
 use super::space::{Gene, ParamSet, Space};
-use super::stats::elo_from_score;
+use crate::play::stats::score_to_finite_elo;
 use crate::play::{EngineConfig, MatchResult, run_match};
+use crate::util::mix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -51,10 +52,9 @@ pub enum CrossoverKind {
 }
 
 /// `xqtune tune ga`: defaults sized for the README's ~5 minute run on 2 cores.
-#[derive(clap::Args, Debug, Clone, Serialize, Deserialize)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct GaArgs {
     #[command(flatten)]
-    #[serde(flatten)]
     pub common: CommonArgs,
     /// Individuals per generation.
     #[arg(long, default_value_t = 10)]
@@ -93,18 +93,62 @@ pub struct GaArgs {
     /// phases), or the middlegame and endgame halves of a tapered value. Tables then change
     /// shape smoothly instead of square by square; 0 mutates every gene on its own.
     #[arg(long, default_value_t = 0.5, value_parser = probability)]
-    #[serde(default)]
     pub group_rate: f64,
     /// Candidates re-evaluated after the last generation (the fittest distinct individuals and
     /// the centroid of the better half) before one is named best; 0 names the fittest as is.
     #[arg(long, default_value_t = 4)]
-    #[serde(default)]
     pub final_candidates: usize,
     /// Games per candidate in that final selection, on openings no generation used (the fitness
     /// that selected them is biased upwards: the winner's curse).
     #[arg(long, default_value_t = 64)]
+    pub final_games: usize,
+}
+
+/// The GA's settings as `config.json` records them: the flags of [`GaArgs`], field for field
+/// (see [`super::run::CommonSettings`] for why they are a type of their own).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GaSettings {
+    pub population: usize,
+    pub generations: u64,
+    pub games: usize,
+    pub fitness: FitnessMode,
+    pub elite: usize,
+    pub tournament: usize,
+    pub crossover_rate: f64,
+    pub mutation_rate: f64,
+    pub mutation_scale: f64,
+    pub crossover: CrossoverKind,
+    pub blend_alpha: f64,
+    pub init_sigma: f64,
+    // absent in runs made before these options existed, which ran without them
+    #[serde(default)]
+    pub group_rate: f64,
+    #[serde(default)]
+    pub final_candidates: usize,
     #[serde(default)]
     pub final_games: usize,
+}
+
+impl From<&GaArgs> for GaSettings {
+    fn from(a: &GaArgs) -> GaSettings {
+        GaSettings {
+            population: a.population,
+            generations: a.generations,
+            games: a.games,
+            fitness: a.fitness,
+            elite: a.elite,
+            tournament: a.tournament,
+            crossover_rate: a.crossover_rate,
+            mutation_rate: a.mutation_rate,
+            mutation_scale: a.mutation_scale,
+            crossover: a.crossover,
+            blend_alpha: a.blend_alpha,
+            init_sigma: a.init_sigma,
+            group_rate: a.group_rate,
+            final_candidates: a.final_candidates,
+            final_games: a.final_games,
+        }
+    }
 }
 
 /// A command-line probability: a number in [0, 1], refused otherwise (not clamped).
@@ -140,7 +184,7 @@ pub struct GaParams {
 }
 
 impl GaParams {
-    pub fn from_args(a: &GaArgs) -> GaParams {
+    pub fn from_settings(a: &GaSettings) -> GaParams {
         GaParams {
             population: a.population.max(2),
             elite: a.elite.min(a.population.max(2) - 1),
@@ -579,15 +623,12 @@ where
 pub fn match_fitness(
     space: &Space,
     reference: &ParamSet,
-    args: &GaArgs,
+    settings: &RunSettings<GaSettings>,
     generation: u64,
     genomes: &[Vec<i32>],
 ) -> Vec<f64> {
-    let common = &args.common;
-    let other = ParamSet::default_of(match space.base.kind() {
-        super::space::SpaceKind::Eval => super::space::SpaceKind::Search,
-        super::space::SpaceKind::Search => super::space::SpaceKind::Eval,
-    });
+    let (common, args) = (&settings.common, &settings.tuner);
+    let other = run::untuned_defaults(space.base.kind());
     let engines: Vec<EngineConfig> = genomes
         .iter()
         .enumerate()
@@ -636,157 +677,157 @@ pub fn match_fitness(
         .collect()
 }
 
-pub const LOG_HEADER: &str = "generation,best,mean,worst,elo,pc,pm,time_s";
-
-/// What a finished or stopped run produced.
-#[derive(Debug)]
-pub struct RunOutcome {
-    pub dir: PathBuf,
-    pub finished: bool,
-    pub best: Option<Vec<i32>>,
-    pub verification: Option<run::Verification>,
-}
-
-/// Opens (new or resumed) run folder, args and state.
-fn prepare(args: &GaArgs) -> Result<(PathBuf, GaArgs, Space, ParamSet, GaState), TuneError> {
-    if let Some(dir) = &args.common.resume {
-        let cfg: RunConfig<GaArgs> = run::read_json(&dir.join("config.json"))?;
-        if cfg.tuner != "ga" {
-            return Err(TuneError::Resume(format!(
-                "{} is a {} run, not a ga run",
-                dir.display(),
-                cfg.tuner
-            )));
-        }
-        let mut a = cfg.args;
-        a.common.concurrency = args.common.concurrency.or(a.common.concurrency);
-        let state: GaState = run::read_json(&dir.join("checkpoints/state.json"))?;
-        let start = run::load_start(dir, a.common.space, &state.start_vec)?;
-        let space = Space::new(start.clone(), &a.common.only)?;
-        return Ok((dir.clone(), a, space, start, state));
-    }
-    let start = args.common.start_params()?;
-    let space = Space::new(start.clone(), &args.common.only)?;
-    let p = GaParams::from_args(args);
-    let dir = run::create_run_dir(&args.common.out, "ga", &args.common.name)?;
-    run::save_start(&dir, &start)?;
-    run::write_json(
-        &dir.join("config.json"),
-        &RunConfig {
-            tuner: "ga".to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            created: chrono::Utc::now().to_rfc3339(),
-            args: args.clone(),
-        },
-    )?;
-    let state = GaState {
-        generation: 0,
-        population: initial_population(&space.values(), &space.genes(), &p, args.common.seed),
-        best: None,
-        start_vec: start.to_vec(),
-        last: Vec::new(),
-        chosen: None,
-    };
-    run::write_json(&dir.join("checkpoints/state.json"), &state)?;
-    Ok((dir, args.clone(), space, start, state))
-}
-
-/// Runs (or resumes) a GA run with the given fitness; `max_steps` stops early as a kill would
-/// (used by tests). Verification and plots follow the last generation.
-pub fn run_ga_with<F>(
-    args: &GaArgs,
-    fitness: F,
-    max_steps: Option<u64>,
-) -> Result<RunOutcome, TuneError>
-where
-    F: Fn(&Space, &ParamSet, &GaArgs, u64, &[Vec<i32>]) -> Vec<f64> + Sync,
+/// The fitness of genomes: `(space, reference, settings, generation, genomes)`; the match
+/// runner's [`match_fitness`], or a synthetic one in tests.
+pub trait Fitness:
+    Fn(&Space, &ParamSet, &RunSettings<GaSettings>, u64, &[Vec<i32>]) -> Vec<f64> + Sync + Send
 {
-    let (dir, args, space, start, mut state) = prepare(args)?;
-    let p = GaParams::from_args(&args);
-    let genes = space.genes();
-    let mut log = CsvLog::open(&dir.join("log.csv"), LOG_HEADER, state.generation as usize)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.common.threads())
-        .build()
-        .map_err(|e| TuneError::Io(e.to_string()))?;
-    println!(
-        "ga: {} parameters, population {}, {} generations, {} games each at {} -> {}",
-        space.len(),
-        p.population,
-        args.generations,
-        args.games,
-        match args.common.depth {
-            Some(d) => format!("depth {d}"),
-            None => format!("{} nodes", args.common.nodes),
-        },
-        dir.display()
-    );
-    let bar = run::progress(args.generations, state.generation, "ga");
-    let mut steps = 0;
-    while state.generation < args.generations {
-        if run::stop_requested() || max_steps.is_some_and(|m| steps >= m) {
-            bar.abandon();
-            println!(
-                "stopped after generation {}; continue with: xqtune tune ga --resume {}",
-                state.generation,
-                dir.display()
-            );
-            return Ok(RunOutcome {
-                dir,
-                finished: false,
-                best: state.best.map(|b| b.genes),
-                verification: None,
-            });
+}
+
+impl<F> Fitness for F where
+    F: Fn(&Space, &ParamSet, &RunSettings<GaSettings>, u64, &[Vec<i32>]) -> Vec<f64> + Sync + Send
+{
+}
+
+/// The GA as a [`Tuner`]: one generation per step, the final selection after the last.
+pub struct GaTuner<F> {
+    dir: PathBuf,
+    settings: RunSettings<GaSettings>,
+    p: GaParams,
+    space: Space,
+    genes: Vec<Gene>,
+    start: ParamSet,
+    fitness: F,
+}
+
+impl<F: Fitness> GaTuner<F> {
+    pub fn new(run: &Run<GaSettings>, fitness: F) -> GaTuner<F> {
+        GaTuner {
+            dir: run.dir.clone(),
+            settings: run.settings.clone(),
+            p: GaParams::from_settings(&run.settings.tuner),
+            space: run.space.clone(),
+            genes: run.space.genes(),
+            start: run.start.clone(),
+            fitness,
         }
-        let t0 = Instant::now();
-        let st = pool.install(|| {
-            ga_step(&mut state, &genes, &p, args.common.seed, |g, pop| {
-                fitness(&space, &start, &args, g, pop)
-            })
+    }
+}
+
+impl<F: Fitness> Tuner for GaTuner<F> {
+    const NAME: &'static str = "ga";
+    const STEP: &'static str = "generation";
+    const LOG_HEADER: &'static str = "generation,best,mean,worst,elo,pc,pm,time_s";
+    type Settings = GaSettings;
+    type State = GaState;
+
+    fn start_vec(state: &GaState) -> &[i32] {
+        &state.start_vec
+    }
+
+    fn log_rows(state: &GaState) -> usize {
+        state.generation as usize
+    }
+
+    fn total_steps(&self) -> u64 {
+        self.settings.tuner.generations
+    }
+
+    fn steps_done(&self, state: &GaState) -> u64 {
+        state.generation
+    }
+
+    fn banner(&self) -> String {
+        let (common, a) = (&self.settings.common, &self.settings.tuner);
+        format!(
+            "ga: {} parameters, population {}, {} generations, {} games each at {}",
+            self.space.len(),
+            self.p.population,
+            a.generations,
+            a.games,
+            match common.depth {
+                Some(d) => format!("depth {d}"),
+                None => format!("{} nodes", common.nodes),
+            },
+        )
+    }
+
+    fn start(&mut self) -> Result<(GaState, Option<Vec<String>>), TuneError> {
+        let state = GaState {
+            generation: 0,
+            population: initial_population(
+                &self.space.values(),
+                &self.genes,
+                &self.p,
+                self.settings.common.seed,
+            ),
+            best: None,
+            start_vec: self.start.to_vec(),
+            last: Vec::new(),
+            chosen: None,
+        };
+        Ok((state, None))
+    }
+
+    fn finished(&self, state: &GaState) -> bool {
+        state.generation >= self.settings.tuner.generations
+    }
+
+    fn step(&mut self, state: &mut GaState) -> Result<Option<Step>, TuneError> {
+        let seed = self.settings.common.seed;
+        let st = ga_step(state, &self.genes, &self.p, seed, |g, pop| {
+            (self.fitness)(&self.space, &self.start, &self.settings, g, pop)
         });
-        log.row(&[
-            st.generation.to_string(),
-            f(st.best),
-            f(st.mean),
-            f(st.worst),
-            f(elo_from_score(st.best)),
-            f(st.pc_mean),
-            f(st.pm_mean),
-            f(t0.elapsed().as_secs_f64()),
-        ])?;
-        run::write_json(&dir.join("checkpoints/state.json"), &state)?;
-        steps += 1;
-        bar.set_position(state.generation);
-        bar.set_message(format!(
-            "best {:.3} ({:+.0} Elo) mean {:.3}",
-            st.best,
-            elo_from_score(st.best),
-            st.mean
-        ));
+        Ok(Some(Step {
+            row: vec![
+                st.generation.to_string(),
+                f(st.best),
+                f(st.mean),
+                f(st.worst),
+                f(score_to_finite_elo(st.best)),
+                f(st.pc_mean),
+                f(st.pm_mean),
+            ],
+            message: format!(
+                "best {:.3} ({:+.0} Elo) mean {:.3}",
+                st.best,
+                score_to_finite_elo(st.best),
+                st.mean
+            ),
+        }))
     }
-    bar.finish();
-    if state.chosen.is_none() && args.final_candidates > 0 && args.final_games > 0 {
-        let candidates = final_candidates(&state.last, &genes, args.final_candidates);
-        if candidates.len() > 1 {
-            println!(
-                "final selection: {} candidates x {} games against the start",
-                candidates.len(),
-                args.final_games
-            );
-            let mut fa = args.clone();
-            fa.games = args.final_games;
-            fa.fitness = FitnessMode::Reference;
-            // a generation number no generation uses: fresh openings
-            let pick = pool.install(|| {
-                final_pick(candidates, args.final_games, |g| {
-                    fitness(&space, &start, &fa, u64::MAX - 1, g)
-                })
-            });
-            state.chosen = Some(pick);
-            run::write_json(&dir.join("checkpoints/state.json"), &state)?;
+
+    fn best_so_far(&self, state: &GaState) -> Option<Vec<i32>> {
+        state.best.as_ref().map(|b| b.genes.clone())
+    }
+
+    /// The final selection (once), then the chosen candidate, or the fittest individual.
+    fn best(&mut self, state: &mut GaState) -> Result<Vec<i32>, TuneError> {
+        let a = &self.settings.tuner;
+        if state.chosen.is_none() && a.final_candidates > 0 && a.final_games > 0 {
+            let candidates = final_candidates(&state.last, &self.genes, a.final_candidates);
+            if candidates.len() > 1 {
+                println!(
+                    "final selection: {} candidates x {} games against the start",
+                    candidates.len(),
+                    a.final_games
+                );
+                let mut fs = self.settings.clone();
+                fs.tuner.games = a.final_games;
+                fs.tuner.fitness = FitnessMode::Reference;
+                // a generation number no generation uses: fresh openings
+                state.chosen = Some(final_pick(candidates, a.final_games, |g| {
+                    (self.fitness)(&self.space, &self.start, &fs, u64::MAX - 1, g)
+                }));
+            }
         }
-    }
-    if let Some(pick) = &state.chosen {
+        let Some(pick) = &state.chosen else {
+            return Ok(state
+                .best
+                .as_ref()
+                .map(|b| b.genes.clone())
+                .unwrap_or_else(|| self.space.values()));
+        };
         for (i, c) in pick.candidates.iter().enumerate() {
             println!(
                 "  {} {:<9} ga fitness {} ({} evals), final score {:.3} ({:+.0} Elo)",
@@ -795,54 +836,39 @@ where
                 c.ga_fitness.map_or("-".to_string(), |x| format!("{x:.3}")),
                 c.ga_evals,
                 c.score,
-                elo_from_score(c.score)
+                score_to_finite_elo(c.score)
             );
         }
-        run::write_json(&dir.join("final.json"), pick)?;
+        run::write_json(&self.dir.join("final.json"), pick)?;
         if pick.candidates[pick.chosen].score <= 0.5 {
             println!(
                 "no candidate beat the starting set on fresh games: expect no gain \
                  (the verification will tell)"
             );
         }
+        Ok(pick.candidates[pick.chosen].genes.clone())
     }
-    let best_genes = match &state.chosen {
-        Some(pick) => pick.candidates[pick.chosen].genes.clone(),
-        None => state
-            .best
-            .as_ref()
-            .map(|b| b.genes.clone())
-            .unwrap_or_else(|| space.values()),
-    };
-    let best = space.apply(&best_genes);
-    let v = pool.install(|| run::finish_run(&dir, &best, &start, &args.common))?;
-    super::plot::plot_run_quiet(&dir);
-    Ok(RunOutcome {
-        dir,
-        finished: true,
-        best: Some(best_genes),
-        verification: v,
-    })
+}
+
+/// Runs (or resumes) a GA run with the given fitness; `max_steps` stops early as a kill would
+/// (used by tests).
+pub fn run_ga_with(
+    args: &GaArgs,
+    fitness: impl Fitness,
+    max_steps: Option<u64>,
+) -> Result<RunOutcome, TuneError> {
+    driver::run(
+        &args.common,
+        GaSettings::from(args),
+        |run| Ok(GaTuner::new(run, fitness)),
+        max_steps,
+    )
 }
 
 /// `xqtune tune ga`.
 pub fn run_ga(args: &GaArgs) -> Result<RunOutcome, TuneError> {
     run::install_ctrlc();
-    let out = run_ga_with(args, match_fitness, None)?;
-    report(&out.dir, out.finished);
-    Ok(out)
-}
-
-pub fn report(dir: &Path, finished: bool) {
-    if finished {
-        println!("results: {}", dir.display());
-        println!("best parameters: {}", dir.join("best.json").display());
-        println!("plots: {}", dir.join("plots").display());
-        println!(
-            "promote with: xqtune params promote {}",
-            dir.join("best.json").display()
-        );
-    }
+    run_ga_with(args, match_fitness, None)
 }
 
 #[cfg(test)]
@@ -1113,6 +1139,7 @@ mod tests {
 mod run_tests {
     use super::*;
     use clap::Parser;
+    use std::path::Path;
 
     #[derive(Parser)]
     struct T {
@@ -1142,7 +1169,13 @@ mod run_tests {
     }
 
     /// Synthetic fitness: closeness to the start shifted by three steps.
-    fn fitness(space: &Space, _: &ParamSet, _: &GaArgs, _: u64, pop: &[Vec<i32>]) -> Vec<f64> {
+    fn fitness(
+        space: &Space,
+        _: &ParamSet,
+        _: &RunSettings<GaSettings>,
+        _: u64,
+        pop: &[Vec<i32>],
+    ) -> Vec<f64> {
         let target: Vec<i32> = space
             .genes()
             .iter()

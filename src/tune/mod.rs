@@ -5,18 +5,21 @@
 //! - [`spsa`]: simultaneous perturbation stochastic approximation (fishtest schedule).
 //! - [`texel`]: gradient tuning of the evaluation on labelled positions (argmin L-BFGS).
 //! - [`dataset`], [`datagen`]: labelled position files and self-play data generation.
-//! - [`run`]: run folders, checkpoints, verification match; [`stats`]: Elo and SPRT.
+//! - [`driver`]: the one run driver (run folder, checkpoints, resume, log, verification,
+//!   report) behind the [`driver::Tuner`] trait that the three tuners implement.
+//! - [`run`]: flags and settings, the CSV log, the verification match (Elo and SPRT come
+//!   from `play::stats`).
 //! - [`plot`], [`export`]: figures and tables from a run.
 
 pub mod datagen;
 pub mod dataset;
+pub mod driver;
 pub mod export;
 pub mod ga;
 pub mod plot;
 pub mod run;
 pub mod space;
 pub mod spsa;
-pub mod stats;
 pub mod texel;
 
 use anyhow::{Context, Result, bail};
@@ -144,12 +147,10 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
         space::SpaceKind::Eval => PathBuf::from("params/xiangqi.json"),
         space::SpaceKind::Search => PathBuf::from("params/search.json"),
     });
-    if let Some(parent) = dest.parent() {
-        std::fs::create_dir_all(parent).ok();
-    }
     let bytes =
         std::fs::read(&best_file).with_context(|| format!("reading {}", best_file.display()))?;
-    run::atomic_write(&dest, &bytes).with_context(|| format!("writing {}", dest.display()))?;
+    crate::util::write_atomic(&dest, &bytes)
+        .with_context(|| format!("writing {}", dest.display()))?;
     println!("promoted {} -> {}", best_file.display(), dest.display());
     Ok(())
 }
@@ -173,7 +174,7 @@ mod tests {
         .unwrap();
         let mut v = run::Verification {
             mode: run::VerifyMode::Sprt,
-            stats: stats::MatchStats::default(),
+            stats: crate::play::stats::MatchStats::default(),
             llr: 0.0,
             llr_lower: -2.94,
             llr_upper: 2.94,

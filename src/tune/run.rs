@@ -1,12 +1,12 @@
-//! What every tuning run shares: the run folder (`results/<utc>_<tuner>_<name>/` with
-//! `config.json`, `log.csv`, `best.json`, `checkpoints/`, `plots/`), atomic writes, the CSV log
-//! that survives a kill, Ctrl-C handling, seeded sub-streams, parallel game pairs through the
-//! match runner and the closing verification match (SPRT by default).
+//! What the tuners share besides the [driver](super::driver): the flags and the settings
+//! recorded in `config.json`, the CSV log that survives a kill, JSON files, Ctrl-C, parallel
+//! game pairs through the match runner and the closing verification match (SPRT by default).
 
 use super::TuneError;
 use super::space::{ParamSet, SpaceKind};
-use super::stats::{self, MatchStats, Sprt, SprtVerdict};
+use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
 use crate::play::{MatchConfig, MatchResult, run_match};
+use crate::util::{self, mix};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
@@ -35,81 +35,13 @@ pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
 }
 
-/// SplitMix64 finaliser: decorrelates seeds derived from (run seed, step, index).
-pub fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A seed for one sub-stream: the same (seed, parts) always gives the same value, so every
-/// step's randomness is a function of the run seed and the step number alone (a resumed run
-/// replays exactly what an uninterrupted one would have).
-pub fn mix(seed: u64, parts: &[u64]) -> u64 {
-    parts
-        .iter()
-        .fold(splitmix(seed), |h, &p| splitmix(h ^ splitmix(p)))
-}
-
-/// Writes `bytes` to `path` via a temporary file in the same folder and a rename, so a reader
-/// (or a run killed mid-write) sees the old content or the new, never half of it.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "file".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
-}
-
 pub fn io_err(path: &Path, e: std::io::Error) -> TuneError {
     TuneError::Io(format!("{}: {e}", path.display()))
 }
 
-/// Creates `out/<utc-timestamp>_<tuner>_<name>/` with `checkpoints/` and `plots/`.
-pub fn create_run_dir(out: &Path, tuner: &str, name: &str) -> Result<PathBuf, TuneError> {
-    let ts = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let clean: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let mut dir = out.join(format!("{ts}_{tuner}_{clean}"));
-    let mut k = 1;
-    while dir.exists() {
-        k += 1;
-        dir = out.join(format!("{ts}_{tuner}_{clean}-{k}"));
-    }
-    for sub in ["checkpoints", "plots"] {
-        std::fs::create_dir_all(dir.join(sub)).map_err(|e| io_err(&dir, e))?;
-    }
-    Ok(dir)
-}
-
-/// `config.json` of a run: which tuner, with which arguments (replayed by `--resume`).
-#[derive(Serialize, Deserialize, Debug, Clone)]
-pub struct RunConfig<A> {
-    pub tuner: String,
-    pub version: String,
-    pub created: String,
-    pub args: A,
-}
-
 pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), TuneError> {
     let text = serde_json::to_string_pretty(v).map_err(|e| TuneError::Io(e.to_string()))?;
-    atomic_write(path, text.as_bytes()).map_err(|e| io_err(path, e))
+    util::write_atomic(path, text.as_bytes()).map_err(|e| io_err(path, e))
 }
 
 pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, TuneError> {
@@ -136,7 +68,7 @@ impl CsvLog {
         }
         let mut text = kept.join("\n");
         text.push('\n');
-        atomic_write(path, text.as_bytes()).map_err(|e| io_err(path, e))?;
+        util::write_atomic(path, text.as_bytes()).map_err(|e| io_err(path, e))?;
         let file = std::fs::OpenOptions::new()
             .append(true)
             .open(path)
@@ -163,7 +95,7 @@ pub fn f(v: f64) -> String {
 }
 
 /// Flags shared by every tuner.
-#[derive(clap::Args, Debug, Clone, Serialize, Deserialize)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct CommonArgs {
     /// Run name: the folder is results/<utc-timestamp>_<tuner>_<name>/.
     #[arg(long, default_value = "run")]
@@ -188,9 +120,9 @@ pub struct CommonArgs {
     /// Folder that receives the run folder.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
-    /// Continue a stopped or killed run (its config.json replaces the other flags).
+    /// Continue a stopped or killed run (its config.json replaces the other flags, except
+    /// --concurrency and the verification flags, which apply when given).
     #[arg(long)]
-    #[serde(skip)]
     pub resume: Option<PathBuf>,
     /// Nodes per move in every game (tuning and verification).
     #[arg(long, default_value_t = 2000)]
@@ -201,17 +133,64 @@ pub struct CommonArgs {
     /// Games longer than this are adjudicated by the runner.
     #[arg(long, default_value_t = 300)]
     pub max_plies: usize,
-    /// Closing match of the tuned set against the starting set.
-    #[arg(long, value_enum, default_value = "sprt")]
-    pub verify: VerifyMode,
-    /// Most games of the verification match.
-    #[arg(long, default_value_t = 200)]
-    pub verify_games: usize,
+    /// Closing match of the tuned set against the starting set [default: sprt].
+    #[arg(long, value_enum)]
+    pub verify: Option<VerifyMode>,
+    /// Most games of the verification match [default: 200].
+    #[arg(long)]
+    pub verify_games: Option<usize>,
     /// SPRT hypotheses in Elo (H0: elo0, H1: elo1).
     #[arg(long, default_value_t = 0.0)]
     pub elo0: f64,
     #[arg(long, default_value_t = 10.0)]
     pub elo1: f64,
+}
+
+/// The common settings of a run as `config.json` records them. Decoupled from the flags in
+/// [`CommonArgs`], so renaming a flag cannot break `--resume` of an existing run; the field
+/// names are those of the flags when this struct was introduced, so older runs still read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommonSettings {
+    pub name: String,
+    pub params: Option<PathBuf>,
+    pub flatten: bool,
+    pub space: SpaceKind,
+    pub only: String,
+    pub seed: u64,
+    pub concurrency: Option<usize>,
+    pub out: PathBuf,
+    pub nodes: u64,
+    pub depth: Option<u32>,
+    pub max_plies: usize,
+    pub verify: VerifyMode,
+    pub verify_games: usize,
+    pub elo0: f64,
+    pub elo1: f64,
+}
+
+const DEFAULT_VERIFY: VerifyMode = VerifyMode::Sprt;
+const DEFAULT_VERIFY_GAMES: usize = 200;
+
+impl From<&CommonArgs> for CommonSettings {
+    fn from(a: &CommonArgs) -> CommonSettings {
+        CommonSettings {
+            name: a.name.clone(),
+            params: a.params.clone(),
+            flatten: a.flatten,
+            space: a.space,
+            only: a.only.clone(),
+            seed: a.seed,
+            concurrency: a.concurrency,
+            out: a.out.clone(),
+            nodes: a.nodes,
+            depth: a.depth,
+            max_plies: a.max_plies,
+            verify: a.verify.unwrap_or(DEFAULT_VERIFY),
+            verify_games: a.verify_games.unwrap_or(DEFAULT_VERIFY_GAMES),
+            elo0: a.elo0,
+            elo1: a.elo1,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -225,7 +204,15 @@ pub enum VerifyMode {
     None,
 }
 
-impl CommonArgs {
+impl CommonSettings {
+    /// On `--resume`: the thread count and the verification given on the command line replace
+    /// the recorded ones (a finished run can so be verified again with more games).
+    pub fn resume_with(&mut self, a: &CommonArgs) {
+        self.concurrency = a.concurrency.or(self.concurrency);
+        self.verify = a.verify.unwrap_or(self.verify);
+        self.verify_games = a.verify_games.unwrap_or(self.verify_games);
+    }
+
     pub fn threads(&self) -> usize {
         self.concurrency.unwrap_or_else(|| {
             std::thread::available_parallelism()
@@ -263,6 +250,15 @@ impl CommonArgs {
     }
 }
 
+/// The parameter set a run does not tune (search values for an eval run, and the reverse):
+/// every engine of the run plays with its defaults.
+pub fn untuned_defaults(tuned: SpaceKind) -> ParamSet {
+    ParamSet::default_of(match tuned {
+        SpaceKind::Eval => SpaceKind::Search,
+        SpaceKind::Search => SpaceKind::Eval,
+    })
+}
+
 /// Plays game pairs `pairs` (each pair: one opening, colours swapped) of `a` against `b` in
 /// parallel. Pair `j` uses seed `mix(seed, [j])`: every engine evaluated with the same `seed`
 /// meets the same openings, so opening luck cancels between individuals (common random numbers).
@@ -271,13 +267,13 @@ pub fn play_pairs(
     b: &crate::play::EngineConfig,
     pairs: std::ops::Range<u64>,
     seed: u64,
-    common: &CommonArgs,
+    common: &CommonSettings,
 ) -> MatchResult {
     pairs
         .into_par_iter()
         .map(|j| run_match(a, b, &common.match_config(mix(seed, &[j]))))
         .reduce(MatchResult::default, |mut x, y| {
-            stats::accumulate(&mut x, &y);
+            x += y;
             x
         })
 }
@@ -341,18 +337,15 @@ impl Verification {
 pub fn verify(
     tuned: &ParamSet,
     start: &ParamSet,
-    common: &CommonArgs,
+    common: &CommonSettings,
 ) -> Result<Option<Verification>, TuneError> {
     if common.verify == VerifyMode::None || common.verify_games < 2 {
         return Ok(None);
     }
-    let other = ParamSet::default_of(match tuned.kind() {
-        SpaceKind::Eval => SpaceKind::Search,
-        SpaceKind::Search => SpaceKind::Eval,
-    });
+    let other = untuned_defaults(tuned.kind());
     let a = tuned.engine("tuned", &other);
     let b = start.engine("start", &other);
-    let sprt = Sprt {
+    let sprt = SprtConfig {
         elo0: common.elo0,
         elo1: common.elo1,
         alpha: 0.05,
@@ -372,13 +365,13 @@ pub fn verify(
     while done < total_pairs {
         let end = (done + batch).min(total_pairs);
         let r = play_pairs(&a, &b, done..end, seed, common);
-        stats::accumulate(&mut total, &r);
+        total += r;
         done = end;
         bar.set_position(done * 2);
-        let st = stats::match_stats(&total);
+        let st = MatchStats::from(&total);
         bar.set_message(format!("{:+.1} ± {:.1} Elo", st.elo, st.elo_error));
         if common.verify == VerifyMode::Sprt {
-            verdict = sprt.verdict(&total);
+            verdict = sprt.status(&total).verdict;
             if verdict != SprtVerdict::Continue {
                 break;
             }
@@ -388,18 +381,19 @@ pub fn verify(
         }
     }
     bar.finish_and_clear();
-    let st = stats::match_stats(&total);
-    let llr = sprt.llr(&total);
+    let st = MatchStats::from(&total);
+    let status = sprt.status(&total);
+    let llr = status.llr;
     let (verdict_text, significant) = match common.verify {
         VerifyMode::Sprt => match verdict {
-            SprtVerdict::AcceptH1 => (
+            SprtVerdict::H1 => (
                 format!(
                     "SPRT accepted H1 (elo1 = {}): the gain is significant",
                     common.elo1
                 ),
                 true,
             ),
-            SprtVerdict::AcceptH0 => (
+            SprtVerdict::H0 => (
                 format!(
                     "SPRT accepted H0 (elo0 = {}): no significant gain",
                     common.elo0
@@ -413,8 +407,8 @@ pub fn verify(
                         "SPRT inconclusive after {} games (LLR {llr:.2} in [{:.2}, {:.2}]); \
                          the 95% interval {} zero",
                         st.games,
-                        sprt.lower(),
-                        sprt.upper(),
+                        status.lower,
+                        status.upper,
                         if sig { "lies above" } else { "includes" }
                     ),
                     false,
@@ -437,66 +431,13 @@ pub fn verify(
         mode: common.verify,
         stats: st,
         llr,
-        llr_lower: sprt.lower(),
-        llr_upper: sprt.upper(),
+        llr_lower: status.lower,
+        llr_upper: status.upper,
         verdict: verdict_text,
         significant,
         nodes: common.match_config(0).nodes,
         depth: common.depth,
     }))
-}
-
-/// Writes `best.json` (the full parameter file) and runs, records and prints the verification.
-pub fn finish_run(
-    dir: &Path,
-    best: &ParamSet,
-    start: &ParamSet,
-    common: &CommonArgs,
-) -> Result<Option<Verification>, TuneError> {
-    let best_path = dir.join("best.json");
-    atomic_write(&best_path, best.to_json_string().as_bytes())
-        .map_err(|e| io_err(&best_path, e))?;
-    if let ParamSet::Eval(p) = best {
-        // The Jieqi tables live in their own file (params/jieqi.json): keep them beside it so
-        // a run over `jieqi.*` loses nothing.
-        let jieqi_path = dir.join("best-jieqi.json");
-        atomic_write(&jieqi_path, p.jieqi_to_json_string().as_bytes())
-            .map_err(|e| io_err(&jieqi_path, e))?;
-    }
-    let v = verify(best, start, common)?;
-    if let Some(v) = &v {
-        write_json(&dir.join("verification.json"), v)?;
-        println!("verification: tuned vs start, {}", v.summary());
-    } else {
-        println!("verification: skipped (--verify none)");
-    }
-    Ok(v)
-}
-
-/// A progress bar over steps, message = current best.
-pub fn progress(len: u64, pos: u64, what: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(&format!(
-            "{what} {{bar:30}} {{pos}}/{{len}} [{{elapsed_precise}} < {{eta}}] {{msg}}"
-        ))
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar.set_position(pos);
-    bar
-}
-
-/// Reads the saved starting set of a run: `start.json` through the params loader, then the
-/// exact vector from the checkpoint (so a resume starts from identical values).
-pub fn load_start(dir: &Path, kind: SpaceKind, start_vec: &[i32]) -> Result<ParamSet, TuneError> {
-    let p = ParamSet::load(kind, &dir.join("start.json"))?;
-    Ok(p.from_vec(start_vec))
-}
-
-/// Saves the starting set of a new run.
-pub fn save_start(dir: &Path, start: &ParamSet) -> Result<(), TuneError> {
-    let path = dir.join("start.json");
-    atomic_write(&path, start.to_json_string().as_bytes()).map_err(|e| io_err(&path, e))
 }
 
 #[cfg(test)]
@@ -522,13 +463,6 @@ mod tests {
         assert_eq!(lines[3], "2,2.000000");
         assert_eq!(lines[4], "9,9");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn mix_is_stable_and_spreads() {
-        assert_eq!(mix(1, &[2, 3]), mix(1, &[2, 3]));
-        assert_ne!(mix(1, &[2, 3]), mix(1, &[3, 2]));
-        assert_ne!(mix(1, &[0]), mix(2, &[0]));
     }
 }
 

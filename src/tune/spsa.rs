@@ -8,21 +8,21 @@
 //! Every iteration's θ is appended to `params.csv`.
 
 use super::TuneError;
-use super::run::{self, CommonArgs, CsvLog, RunConfig, f, mix};
+use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
+use super::run::{self, CommonArgs, CsvLog, f};
 use super::space::{Gene, ParamSet, Space};
-use super::stats::elo_from_score;
 use crate::play::MatchResult;
+use crate::play::stats::score_to_finite_elo;
+use crate::util::mix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// `xqtune tune spsa`.
-#[derive(clap::Args, Debug, Clone, Serialize, Deserialize)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct SpsaArgs {
     #[command(flatten)]
-    #[serde(flatten)]
     pub common: CommonArgs,
     /// Iterations (the defaults, 2000 x 2 games at 2000 nodes with c_end 2 and lr 0.2, took
     /// the flattened set +183 Elo in about 9 minutes on 2 cores).
@@ -45,6 +45,33 @@ pub struct SpsaArgs {
     pub alpha: f64,
     #[arg(long, default_value_t = 0.101)]
     pub gamma: f64,
+}
+
+/// SPSA's settings as `config.json` records them: the flags of [`SpsaArgs`], field for field
+/// (see [`super::run::CommonSettings`] for why they are a type of their own).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SpsaSettings {
+    pub iterations: u64,
+    pub games: usize,
+    pub c_end: f64,
+    pub lr: f64,
+    pub a_ratio: f64,
+    pub alpha: f64,
+    pub gamma: f64,
+}
+
+impl From<&SpsaArgs> for SpsaSettings {
+    fn from(a: &SpsaArgs) -> SpsaSettings {
+        SpsaSettings {
+            iterations: a.iterations,
+            games: a.games,
+            c_end: a.c_end,
+            lr: a.lr,
+            a_ratio: a.a_ratio,
+            alpha: a.alpha,
+            gamma: a.gamma,
+        }
+    }
 }
 
 /// Per-parameter schedule constants.
@@ -146,184 +173,205 @@ pub fn update(
     state.k += 1;
 }
 
-pub const LOG_HEADER: &str = "iteration,score,elo,result,distance,c_rel,r_rel,time_s";
-
-fn prepare(args: &SpsaArgs) -> Result<(PathBuf, SpsaArgs, Space, ParamSet, SpsaState), TuneError> {
-    if let Some(dir) = &args.common.resume {
-        let cfg: RunConfig<SpsaArgs> = run::read_json(&dir.join("config.json"))?;
-        if cfg.tuner != "spsa" {
-            return Err(TuneError::Resume(format!(
-                "{} is a {} run, not an spsa run",
-                dir.display(),
-                cfg.tuner
-            )));
-        }
-        let mut a = cfg.args;
-        a.common.concurrency = args.common.concurrency.or(a.common.concurrency);
-        let state: SpsaState = run::read_json(&dir.join("checkpoints/state.json"))?;
-        let start = run::load_start(dir, a.common.space, &state.start_vec)?;
-        let space = Space::new(start.clone(), &a.common.only)?;
-        return Ok((dir.clone(), a, space, start, state));
-    }
-    let start = args.common.start_params()?;
-    let space = Space::new(start.clone(), &args.common.only)?;
-    let dir = run::create_run_dir(&args.common.out, "spsa", &args.common.name)?;
-    run::save_start(&dir, &start)?;
-    run::write_json(
-        &dir.join("config.json"),
-        &RunConfig {
-            tuner: "spsa".to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            created: chrono::Utc::now().to_rfc3339(),
-            args: args.clone(),
-        },
-    )?;
-    let state = SpsaState {
-        k: 0,
-        theta: space.values().iter().map(|&v| v as f64).collect(),
-        start_vec: start.to_vec(),
-    };
-    run::write_json(&dir.join("checkpoints/state.json"), &state)?;
-    Ok((dir, args.clone(), space, start, state))
+/// A match of θ+ against θ−: `(space, settings, iteration, plus, minus) -> result of plus`;
+/// real games in [`run_spsa`], a synthetic judge in tests.
+pub trait Play:
+    Fn(&Space, &RunSettings<SpsaSettings>, u64, &[i32], &[i32]) -> MatchResult + Sync + Send
+{
 }
 
-/// Runs (or resumes) SPSA with `play(space, args, k, plus, minus) -> result of plus`.
-pub fn run_spsa_with<F>(
-    args: &SpsaArgs,
-    play: F,
-    max_steps: Option<u64>,
-) -> Result<super::ga::RunOutcome, TuneError>
-where
-    F: Fn(&Space, &SpsaArgs, u64, &[i32], &[i32]) -> MatchResult + Sync,
+impl<F> Play for F where
+    F: Fn(&Space, &RunSettings<SpsaSettings>, u64, &[i32], &[i32]) -> MatchResult + Sync + Send
 {
-    let (dir, args, space, start, mut state) = prepare(args)?;
-    let genes = space.genes();
-    let sch = Schedule::new(
-        &genes,
-        args.iterations,
-        args.c_end,
-        args.lr,
-        args.a_ratio,
-        args.alpha,
-        args.gamma,
-    );
-    let mut log = CsvLog::open(&dir.join("log.csv"), LOG_HEADER, state.k as usize)?;
-    let names: Vec<String> = genes.iter().map(|g| g.name.clone()).collect();
-    let mut history = CsvLog::open(
-        &dir.join("params.csv"),
-        &format!("iteration,{}", names.join(",")),
-        state.k as usize,
-    )?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.common.threads())
-        .build()
-        .map_err(|e| TuneError::Io(e.to_string()))?;
-    println!(
-        "spsa: {} parameters, {} iterations of {} games -> {}",
-        space.len(),
-        args.iterations,
-        args.games.max(2),
-        dir.display()
-    );
-    let theta0: Vec<f64> = space.values().iter().map(|&v| v as f64).collect();
-    let bar = run::progress(args.iterations, state.k, "spsa");
-    let mut steps = 0;
-    let mut recent: Vec<f64> = vec![];
-    while state.k < args.iterations {
-        if run::stop_requested() || max_steps.is_some_and(|m| steps >= m) {
-            bar.abandon();
-            println!(
-                "stopped after iteration {}; continue with: xqtune tune spsa --resume {}",
-                state.k,
-                dir.display()
-            );
-            return Ok(super::ga::RunOutcome {
-                dir,
-                finished: false,
-                best: Some(space.round(&state.theta)),
-                verification: None,
-            });
+}
+
+/// SPSA as a [`Tuner`]: one iteration per step; every θ is also appended to `params.csv`.
+pub struct SpsaTuner<F> {
+    dir: PathBuf,
+    settings: RunSettings<SpsaSettings>,
+    space: Space,
+    genes: Vec<Gene>,
+    start: ParamSet,
+    schedule: Schedule,
+    theta0: Vec<f64>,
+    /// `params.csv`, opened (and cut to the checkpoint) at the first step.
+    history: Option<CsvLog>,
+    /// θ+'s scores of the last 50 iterations, for the progress message.
+    recent: Vec<f64>,
+    play: F,
+}
+
+impl<F: Play> SpsaTuner<F> {
+    pub fn new(run: &Run<SpsaSettings>, play: F) -> SpsaTuner<F> {
+        let a = &run.settings.tuner;
+        let genes = run.space.genes();
+        let schedule = Schedule::new(
+            &genes,
+            a.iterations,
+            a.c_end,
+            a.lr,
+            a.a_ratio,
+            a.alpha,
+            a.gamma,
+        );
+        SpsaTuner {
+            dir: run.dir.clone(),
+            settings: run.settings.clone(),
+            theta0: run.space.values().iter().map(|&v| v as f64).collect(),
+            space: run.space.clone(),
+            genes,
+            start: run.start.clone(),
+            schedule,
+            history: None,
+            recent: Vec::new(),
+            play,
         }
-        let t0 = Instant::now();
+    }
+}
+
+impl<F: Play> Tuner for SpsaTuner<F> {
+    const NAME: &'static str = "spsa";
+    const STEP: &'static str = "iteration";
+    const LOG_HEADER: &'static str = "iteration,score,elo,result,distance,c_rel,r_rel,time_s";
+    type Settings = SpsaSettings;
+    type State = SpsaState;
+
+    fn start_vec(state: &SpsaState) -> &[i32] {
+        &state.start_vec
+    }
+
+    fn log_rows(state: &SpsaState) -> usize {
+        state.k as usize
+    }
+
+    fn total_steps(&self) -> u64 {
+        self.settings.tuner.iterations
+    }
+
+    fn steps_done(&self, state: &SpsaState) -> u64 {
+        state.k
+    }
+
+    fn banner(&self) -> String {
+        let a = &self.settings.tuner;
+        format!(
+            "spsa: {} parameters, {} iterations of {} games",
+            self.space.len(),
+            a.iterations,
+            a.games.max(2)
+        )
+    }
+
+    fn start(&mut self) -> Result<(SpsaState, Option<Vec<String>>), TuneError> {
+        let state = SpsaState {
+            k: 0,
+            theta: self.theta0.clone(),
+            start_vec: self.start.to_vec(),
+        };
+        Ok((state, None))
+    }
+
+    fn finished(&self, state: &SpsaState) -> bool {
+        state.k >= self.settings.tuner.iterations
+    }
+
+    fn step(&mut self, state: &mut SpsaState) -> Result<Option<Step>, TuneError> {
+        let (genes, sch) = (&self.genes, &self.schedule);
+        let history = match &mut self.history {
+            Some(h) => h,
+            None => {
+                let names: Vec<&str> = genes.iter().map(|g| g.name.as_str()).collect();
+                self.history.insert(CsvLog::open(
+                    &self.dir.join("params.csv"),
+                    &format!("iteration,{}", names.join(",")),
+                    state.k as usize,
+                )?)
+            }
+        };
         let k = state.k;
-        let (plus, minus, delta) = perturb(&state, &genes, &sch, args.common.seed);
-        let r = pool.install(|| play(&space, &args, k, &plus, &minus));
-        update(&mut state, &genes, &sch, &delta, &r);
+        let (plus, minus, delta) = perturb(state, genes, sch, self.settings.common.seed);
+        let r = (self.play)(&self.space, &self.settings, k, &plus, &minus);
+        update(state, genes, sch, &delta, &r);
         let score = r.score();
+        let n = genes.len() as f64;
         let distance = (state
             .theta
             .iter()
-            .zip(&theta0)
-            .zip(&genes)
+            .zip(&self.theta0)
+            .zip(genes)
             .map(|((t, t0), g)| ((t - t0) / g.step() as f64).powi(2))
             .sum::<f64>()
-            / genes.len() as f64)
+            / n)
             .sqrt();
         let c_rel = (0..genes.len())
             .map(|i| sch.c_k(i, k) / genes[i].step() as f64)
             .sum::<f64>()
-            / genes.len() as f64;
+            / n;
         let r_rel = (0..genes.len())
             .map(|i| sch.a_k(i, k) / sch.c_k(i, k) / genes[i].step() as f64)
             .sum::<f64>()
-            / genes.len() as f64;
-        log.row(&[
-            k.to_string(),
-            f(score),
-            f(elo_from_score(score)),
-            (r.wins as i64 - r.losses as i64).to_string(),
-            f(distance),
-            f(c_rel),
-            f(r_rel),
-            f(t0.elapsed().as_secs_f64()),
-        ])?;
+            / n;
         let mut row = vec![k.to_string()];
         row.extend(state.theta.iter().map(|&t| format!("{t:.3}")));
         history.row(&row)?;
-        run::write_json(&dir.join("checkpoints/state.json"), &state)?;
-        steps += 1;
-        recent.push(score);
-        if recent.len() > 50 {
-            recent.remove(0);
+        self.recent.push(score);
+        if self.recent.len() > 50 {
+            self.recent.remove(0);
         }
-        bar.set_position(state.k);
-        bar.set_message(format!(
-            "drift {distance:.2} steps, θ+ score (last 50) {:.3}",
-            recent.iter().sum::<f64>() / recent.len() as f64
-        ));
+        Ok(Some(Step {
+            row: vec![
+                k.to_string(),
+                f(score),
+                f(score_to_finite_elo(score)),
+                (r.wins as i64 - r.losses as i64).to_string(),
+                f(distance),
+                f(c_rel),
+                f(r_rel),
+            ],
+            message: format!(
+                "drift {distance:.2} steps, θ+ score (last 50) {:.3}",
+                self.recent.iter().sum::<f64>() / self.recent.len() as f64
+            ),
+        }))
     }
-    bar.finish();
-    let best_genes = space.round(&state.theta);
-    let best = space.apply(&best_genes);
-    let v = pool.install(|| run::finish_run(&dir, &best, &start, &args.common))?;
-    super::plot::plot_run_quiet(&dir);
-    Ok(super::ga::RunOutcome {
-        dir,
-        finished: true,
-        best: Some(best_genes),
-        verification: v,
-    })
+
+    fn best_so_far(&self, state: &SpsaState) -> Option<Vec<i32>> {
+        Some(self.space.round(&state.theta))
+    }
+
+    fn best(&mut self, state: &mut SpsaState) -> Result<Vec<i32>, TuneError> {
+        Ok(self.space.round(&state.theta))
+    }
+}
+
+/// Runs (or resumes) SPSA with `play`; `max_steps` stops early as a kill would (tests).
+pub fn run_spsa_with(
+    args: &SpsaArgs,
+    play: impl Play,
+    max_steps: Option<u64>,
+) -> Result<RunOutcome, TuneError> {
+    driver::run(
+        &args.common,
+        SpsaSettings::from(args),
+        |run| Ok(SpsaTuner::new(run, play)),
+        max_steps,
+    )
 }
 
 /// `xqtune tune spsa`: θ+ against θ− over `games` games (pairs with shared openings).
-pub fn run_spsa(args: &SpsaArgs) -> Result<super::ga::RunOutcome, TuneError> {
+pub fn run_spsa(args: &SpsaArgs) -> Result<RunOutcome, TuneError> {
     run::install_ctrlc();
-    let out = run_spsa_with(
+    run_spsa_with(
         args,
-        |space, a, k, plus, minus| {
-            let other = ParamSet::default_of(match space.base.kind() {
-                super::space::SpaceKind::Eval => super::space::SpaceKind::Search,
-                super::space::SpaceKind::Search => super::space::SpaceKind::Eval,
-            });
+        |space, s, k, plus, minus| {
+            let other = run::untuned_defaults(space.base.kind());
             let ea = space.apply(plus).engine("plus", &other);
             let eb = space.apply(minus).engine("minus", &other);
-            let pairs = (a.games / 2).max(1) as u64;
-            run::play_pairs(&ea, &eb, 0..pairs, mix(a.common.seed, &[k, 3]), &a.common)
+            let pairs = (s.tuner.games / 2).max(1) as u64;
+            run::play_pairs(&ea, &eb, 0..pairs, mix(s.common.seed, &[k, 3]), &s.common)
         },
         None,
-    )?;
-    super::ga::report(&out.dir, out.finished);
-    Ok(out)
+    )
 }
 
 #[cfg(test)]
@@ -407,7 +455,13 @@ mod run_tests {
     }
 
     /// θ+ wins both games when it is closer to a target, loses both otherwise.
-    fn play(space: &Space, _: &SpsaArgs, _: u64, plus: &[i32], minus: &[i32]) -> MatchResult {
+    fn play(
+        space: &Space,
+        _: &RunSettings<SpsaSettings>,
+        _: u64,
+        plus: &[i32],
+        minus: &[i32],
+    ) -> MatchResult {
         let target: Vec<f64> = space
             .genes()
             .iter()

@@ -17,11 +17,15 @@
 
 use super::TuneError;
 use super::dataset::{self, DatasetError};
-use super::run::{self, CommonArgs, CsvLog, RunConfig, f, mix};
+use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
+use super::run::{self, CommonArgs, f};
 use super::space::{ParamSet, Space, SpaceKind};
 use crate::eval::EvalParams;
-use argmin::core::observers::{Observe, ObserverMode};
-use argmin::core::{CostFunction, Error as ArgminError, Executor, Gradient, IterState, KV, State};
+use crate::util::mix;
+use argmin::core::{
+    CostFunction, Error as ArgminError, Executor, Gradient, IterState, Problem, Solver, State,
+    TerminationStatus,
+};
 use argmin::solver::brent::BrentOpt;
 use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
@@ -32,10 +36,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// `xqtune tune texel`.
-#[derive(clap::Args, Debug, Clone, Serialize, Deserialize)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct TexelArgs {
     #[command(flatten)]
-    #[serde(flatten)]
     pub common: CommonArgs,
     /// Labelled positions (`FEN | 1-0` lines, optionally gzipped); see `xqtune datagen`.
     #[arg(long)]
@@ -55,6 +58,31 @@ pub struct TexelArgs {
     /// Use only the first N positions of the file.
     #[arg(long)]
     pub max_positions: Option<usize>,
+}
+
+/// Texel's settings as `config.json` records them: the flags of [`TexelArgs`], field for field
+/// (see [`super::run::CommonSettings`] for why they are a type of their own).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TexelSettings {
+    pub data: Option<PathBuf>,
+    pub epochs: u64,
+    pub validation: f64,
+    pub k: Option<f64>,
+    pub memory: usize,
+    pub max_positions: Option<usize>,
+}
+
+impl From<&TexelArgs> for TexelSettings {
+    fn from(a: &TexelArgs) -> TexelSettings {
+        TexelSettings {
+            data: a.data.clone(),
+            epochs: a.epochs,
+            validation: a.validation,
+            k: a.k,
+            memory: a.memory,
+            max_positions: a.max_positions,
+        }
+    }
 }
 
 /// The win probability of a centipawn evaluation scaled by K.
@@ -287,23 +315,91 @@ impl Gradient for TexelProblem {
 }
 
 type LbfgsState = IterState<Vec<f64>, Vec<f64>, (), (), (), f64>;
-type EpochHook = Box<dyn FnMut(&[f64], f64) -> bool + Send>;
 
-/// Calls the hook after each L-BFGS iteration with (θ, train loss); `false` stops the run.
-struct EpochObserver(EpochHook);
+type Lbfgs = LBFGS<MoreThuenteLineSearch<Vec<f64>, Vec<f64>, f64>, Vec<f64>, Vec<f64>, f64>;
 
-impl Observe<LbfgsState> for EpochObserver {
-    fn observe_iter(&mut self, state: &LbfgsState, _kv: &KV) -> Result<(), ArgminError> {
-        let theta = state.get_param().cloned().unwrap_or_default();
-        if !(self.0)(&theta, state.get_cost()) {
-            return Err(ArgminError::msg("stopped"));
+/// L-BFGS one iteration at a time, exactly as argmin's `Executor::run` drives it (init, then
+/// per iteration: termination check, `next_iter`, `update`, `increment_iter`), so the run
+/// driver can checkpoint, log and stop between epochs.
+pub struct LbfgsStepper {
+    problem: Problem<TexelProblem>,
+    solver: Lbfgs,
+    state: LbfgsState,
+}
+
+impl LbfgsStepper {
+    /// Starts L-BFGS from `theta0` for at most `epochs` iterations.
+    pub fn new(
+        train: Arc<TraceSet>,
+        theta0: Vec<f64>,
+        k: f64,
+        epochs: u64,
+        memory: usize,
+    ) -> Result<LbfgsStepper, TuneError> {
+        let mut problem = Problem::new(TexelProblem {
+            set: train,
+            k,
+            cache: Mutex::new(None),
+        });
+        let mut solver = LBFGS::new(MoreThuenteLineSearch::new(), memory.max(1))
+            .with_tolerance_grad(1e-12)
+            .and_then(|s| s.with_tolerance_cost(1e-15))
+            .map_err(|e| TuneError::Optimiser(e.to_string()))?;
+        let state = LbfgsState::new().param(theta0).max_iters(epochs);
+        let (mut state, _) = solver
+            .init(&mut problem, state)
+            .map_err(|e| TuneError::Optimiser(e.to_string()))?;
+        state.update();
+        let mut stepper = LbfgsStepper {
+            problem,
+            solver,
+            state,
+        };
+        stepper.check_termination();
+        Ok(stepper)
+    }
+
+    fn check_termination(&mut self) {
+        if !self.state.terminated()
+            && let TerminationStatus::Terminated(reason) =
+                <Lbfgs as Solver<TexelProblem, _>>::terminate_internal(
+                    &mut self.solver,
+                    &self.state,
+                )
+        {
+            let state = std::mem::replace(&mut self.state, LbfgsState::new());
+            self.state = state.terminate_with(reason);
         }
-        Ok(())
+    }
+
+    /// True once the iteration budget is spent or L-BFGS has converged.
+    pub fn done(&self) -> bool {
+        self.state.terminated()
+    }
+
+    /// One L-BFGS iteration: the new θ and its training loss.
+    pub fn step(&mut self) -> Result<(&[f64], f64), TuneError> {
+        let state = std::mem::replace(&mut self.state, LbfgsState::new());
+        let (mut state, _) = self
+            .solver
+            .next_iter(&mut self.problem, state)
+            .map_err(|e| TuneError::Optimiser(e.to_string()))?;
+        state.update();
+        state.increment_iter();
+        self.state = state;
+        self.check_termination();
+        let theta = self.state.get_param().map_or(&[][..], Vec::as_slice);
+        Ok((theta, self.state.get_cost()))
+    }
+
+    /// The θ of lowest training loss so far (what argmin returns as the result).
+    pub fn best(&self) -> Option<&[f64]> {
+        self.state.get_best_param().map(Vec::as_slice)
     }
 }
 
 /// Minimises the loss from `theta0` with L-BFGS for at most `epochs` iterations; `hook` sees
-/// each epoch and may stop the run (then the last θ it saw is the result it should keep).
+/// each epoch's (θ, train loss) and may stop the run by returning `false`.
 /// Returns the best θ found, or `None` when stopped by the hook.
 pub fn optimise(
     train: Arc<TraceSet>,
@@ -311,29 +407,19 @@ pub fn optimise(
     k: f64,
     epochs: u64,
     memory: usize,
-    hook: EpochHook,
+    mut hook: impl FnMut(&[f64], f64) -> bool,
 ) -> Result<Option<Vec<f64>>, TuneError> {
     if epochs == 0 {
         return Ok(Some(theta0));
     }
-    let problem = TexelProblem {
-        set: train,
-        k,
-        cache: Mutex::new(None),
-    };
-    let solver = LBFGS::new(MoreThuenteLineSearch::new(), memory.max(1))
-        .with_tolerance_grad(1e-12)
-        .and_then(|s| s.with_tolerance_cost(1e-15))
-        .map_err(|e| TuneError::Optimiser(e.to_string()))?;
-    let res = Executor::new(problem, solver)
-        .configure(|s| s.param(theta0).max_iters(epochs))
-        .add_observer(EpochObserver(hook), ObserverMode::Always)
-        .run();
-    match res {
-        Ok(r) => Ok(r.state().get_best_param().cloned()),
-        Err(e) if e.to_string() == "stopped" => Ok(None),
-        Err(e) => Err(TuneError::Optimiser(e.to_string())),
+    let mut lbfgs = LbfgsStepper::new(train, theta0, k, epochs, memory)?;
+    while !lbfgs.done() {
+        let (theta, loss) = lbfgs.step()?;
+        if !hook(theta, loss) {
+            return Ok(None);
+        }
     }
+    Ok(lbfgs.best().map(<[f64]>::to_vec))
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -385,28 +471,171 @@ pub fn load_split(
     Ok((train, val))
 }
 
-/// `xqtune tune texel`.
-pub fn run_texel(args: &TexelArgs) -> Result<super::ga::RunOutcome, TuneError> {
-    run::install_ctrlc();
-    let resuming = args.common.resume.is_some();
-    let (dir, args, state) = if let Some(dir) = &args.common.resume {
-        let cfg: RunConfig<TexelArgs> = run::read_json(&dir.join("config.json"))?;
-        if cfg.tuner != "texel" {
-            return Err(TuneError::Resume(format!(
-                "{} is a {} run, not a texel run",
-                dir.display(),
-                cfg.tuner
-            )));
-        }
-        let mut a = cfg.args;
-        a.common.concurrency = args.common.concurrency.or(a.common.concurrency);
-        let st: Option<TexelState> = if dir.join("checkpoints/state.json").exists() {
-            Some(run::read_json(&dir.join("checkpoints/state.json"))?)
-        } else {
-            None
+/// Texel tuning as a [`Tuner`]: one L-BFGS iteration per step, after K is fitted at the start.
+pub struct TexelTuner {
+    settings: RunSettings<TexelSettings>,
+    space: Space,
+    start: ParamSet,
+    train: Arc<TraceSet>,
+    val: Arc<TraceSet>,
+    /// Built at the first step, from the checkpoint's θ on a resumed run (with fresh L-BFGS
+    /// memory: the correction pairs are not checkpointed).
+    lbfgs: Option<LbfgsStepper>,
+}
+
+impl TexelTuner {
+    /// Loads, splits and traces the dataset.
+    pub fn new(run: &Run<TexelSettings>) -> Result<TexelTuner, TuneError> {
+        let a = &run.settings.tuner;
+        let data = a
+            .data
+            .as_ref()
+            .ok_or_else(|| TuneError::Io("texel needs --data FILE (see xqtune datagen)".into()))?;
+        let t_load = Instant::now();
+        let (train, val) = load_split(
+            data,
+            a.max_positions,
+            a.validation,
+            run.settings.common.seed,
+        )?;
+        let (train, val) = (
+            build_traces(&train, &run.space),
+            build_traces(&val, &run.space),
+        );
+        println!(
+            "texel: {} train + {} validation positions, loaded and traced in {:.1}s",
+            train.len(),
+            val.len(),
+            t_load.elapsed().as_secs_f64(),
+        );
+        Ok(TexelTuner {
+            settings: run.settings.clone(),
+            space: run.space.clone(),
+            start: run.start.clone(),
+            train: Arc::new(train),
+            val: Arc::new(val),
+            lbfgs: None,
+        })
+    }
+}
+
+impl Tuner for TexelTuner {
+    const NAME: &'static str = "texel";
+    const STEP: &'static str = "epoch";
+    const LOG_HEADER: &'static str = "epoch,train_loss,val_loss,k,time_s";
+    type Settings = TexelSettings;
+    type State = TexelState;
+
+    fn start_vec(state: &TexelState) -> &[i32] {
+        &state.start_vec
+    }
+
+    /// The losses at the start, then one row per epoch.
+    fn log_rows(state: &TexelState) -> usize {
+        state.epoch as usize + 1
+    }
+
+    fn total_steps(&self) -> u64 {
+        self.settings.tuner.epochs
+    }
+
+    fn steps_done(&self, state: &TexelState) -> u64 {
+        state.epoch
+    }
+
+    fn banner(&self) -> String {
+        format!("texel: {} parameters", self.space.len())
+    }
+
+    /// Fits K (unless given) and logs the starting losses as epoch 0.
+    fn start(&mut self) -> Result<(TexelState, Option<Vec<String>>), TuneError> {
+        let theta: Vec<f64> = self.space.values().iter().map(|&v| v as f64).collect();
+        let k = match self.settings.tuner.k {
+            Some(k) => k,
+            None => fit_k(&self.train, &theta)?,
         };
-        (dir.clone(), a, st)
-    } else {
+        println!("K = {k:.4}");
+        if !(0.0101..9.99).contains(&k) {
+            eprintln!(
+                "warning: K = {k:.4} sits on the edge of its search interval [0.01, 10]: the \
+                 evaluation hardly predicts these results (e.g. nearly all draws); check the dataset"
+            );
+        }
+        let (tl, vl) = (self.train.loss(&theta, k), self.val.loss(&theta, k));
+        let state = TexelState {
+            epoch: 0,
+            theta,
+            k,
+            start_vec: self.start.to_vec(),
+            done: false,
+        };
+        Ok((state, Some(vec!["0".into(), f(tl), f(vl), f(k)])))
+    }
+
+    fn finished(&self, state: &TexelState) -> bool {
+        state.done || state.epoch >= self.settings.tuner.epochs
+    }
+
+    fn step(&mut self, state: &mut TexelState) -> Result<Option<Step>, TuneError> {
+        let lbfgs = match &mut self.lbfgs {
+            Some(l) => l,
+            None => self.lbfgs.insert(LbfgsStepper::new(
+                self.train.clone(),
+                state.theta.clone(),
+                state.k,
+                self.settings.tuner.epochs - state.epoch,
+                self.settings.tuner.memory,
+            )?),
+        };
+        if lbfgs.done() {
+            // converged before its first iteration: nothing to log
+            finish(lbfgs, state);
+            return Ok(None);
+        }
+        let (theta, train_loss) = lbfgs.step()?;
+        state.epoch += 1;
+        state.theta = theta.to_vec();
+        let vl = self.val.loss(&state.theta, state.k);
+        if lbfgs.done() {
+            finish(lbfgs, state);
+        }
+        Ok(Some(Step {
+            row: vec![state.epoch.to_string(), f(train_loss), f(vl), f(state.k)],
+            message: format!("train {train_loss:.6} val {vl:.6}"),
+        }))
+    }
+
+    fn best_so_far(&self, state: &TexelState) -> Option<Vec<i32>> {
+        Some(self.space.round(&state.theta))
+    }
+
+    fn best(&mut self, state: &mut TexelState) -> Result<Vec<i32>, TuneError> {
+        state.done = true;
+        let best = self.space.round(&state.theta);
+        let rounded: Vec<f64> = best.iter().map(|&v| v as f64).collect();
+        let (tl, vl) = (
+            self.train.loss(&rounded, state.k),
+            self.val.loss(&rounded, state.k),
+        );
+        println!(
+            "final (rounded, clamped) parameters: train loss {tl:.6}, validation loss {vl:.6}"
+        );
+        Ok(best)
+    }
+}
+
+/// Ends the optimisation with argmin's result: the θ of lowest training loss.
+fn finish(lbfgs: &LbfgsStepper, state: &mut TexelState) {
+    if let Some(best) = lbfgs.best() {
+        state.theta = best.to_vec();
+    }
+    state.done = true;
+}
+
+/// `xqtune tune texel`.
+pub fn run_texel(args: &TexelArgs) -> Result<RunOutcome, TuneError> {
+    run::install_ctrlc();
+    if args.common.resume.is_none() {
         if args.common.space != SpaceKind::Eval {
             return Err(TuneError::Space(
                 "texel tunes evaluation parameters only (--space eval)".into(),
@@ -417,203 +646,13 @@ pub fn run_texel(args: &TexelArgs) -> Result<super::ga::RunOutcome, TuneError> {
                 "texel needs --data FILE (see xqtune datagen)".into(),
             ));
         }
-        let dir = run::create_run_dir(&args.common.out, "texel", &args.common.name)?;
-        let start = args.common.start_params()?;
-        run::save_start(&dir, &start)?;
-        run::write_json(
-            &dir.join("config.json"),
-            &RunConfig {
-                tuner: "texel".to_string(),
-                version: env!("CARGO_PKG_VERSION").to_string(),
-                created: chrono::Utc::now().to_rfc3339(),
-                args: args.clone(),
-            },
-        )?;
-        (dir, args.clone(), None)
-    };
-    let start = match &state {
-        Some(s) => run::load_start(&dir, SpaceKind::Eval, &s.start_vec)?,
-        None if resuming => ParamSet::load(SpaceKind::Eval, &dir.join("start.json"))?,
-        None => args.common.start_params()?,
-    };
-    let space = Space::new(start.clone(), &args.common.only)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.common.threads())
-        .build()
-        .map_err(|e| TuneError::Io(e.to_string()))?;
-    let data = args
-        .data
-        .clone()
-        .ok_or_else(|| TuneError::Io("texel needs --data FILE".into()))?;
-    let t_load = Instant::now();
-    let (train, val) = pool.install(|| {
-        let (tr, va) = load_split(&data, args.max_positions, args.validation, args.common.seed)?;
-        Ok::<_, TuneError>((
-            Arc::new(build_traces(&tr, &space)),
-            Arc::new(build_traces(&va, &space)),
-        ))
-    })?;
-    println!(
-        "texel: {} parameters, {} train + {} validation positions (loaded and traced in {:.1}s) -> {}",
-        space.len(),
-        train.len(),
-        val.len(),
-        t_load.elapsed().as_secs_f64(),
-        dir.display()
-    );
-    let theta0: Vec<f64> = space.values().iter().map(|&v| v as f64).collect();
-    let (k, theta, done_epochs) = match &state {
-        Some(s) => (s.k, s.theta.clone(), s.epoch),
-        None => {
-            let k = match args.k {
-                Some(k) => k,
-                None => pool.install(|| fit_k(&train, &theta0))?,
-            };
-            (k, theta0.clone(), 0)
-        }
-    };
-    println!("K = {k:.4}");
-    if !(0.0101..9.99).contains(&k) {
-        eprintln!(
-            "warning: K = {k:.4} sits on the edge of its search interval [0.01, 10]: the evaluation \
-             hardly predicts these results (e.g. nearly all draws); check the dataset"
-        );
     }
-    let mut log = CsvLog::open(
-        &dir.join("log.csv"),
-        LOG_HEADER,
-        if state.is_some() {
-            done_epochs as usize + 1
-        } else {
-            0
-        },
-    )?;
-    let state_path = dir.join("checkpoints/state.json");
-    if state.is_none() {
-        let (tl, vl) = pool.install(|| (train.loss(&theta, k), val.loss(&theta, k)));
-        log.row(&["0".into(), f(tl), f(vl), f(k), f(0.0)])?;
-        run::write_json(
-            &state_path,
-            &TexelState {
-                epoch: 0,
-                theta: theta.clone(),
-                k,
-                start_vec: start.to_vec(),
-                done: false,
-            },
-        )?;
-    }
-    let already_done = state.as_ref().is_some_and(|s| s.done);
-    let remaining = args.epochs.saturating_sub(done_epochs);
-    let bar = run::progress(args.epochs, done_epochs, "texel");
-    let shared = Arc::new(Mutex::new((
-        log,
-        done_epochs,
-        Instant::now(),
-        None::<TuneError>,
-        theta.clone(),
-    )));
-    let final_theta = if already_done || remaining == 0 {
-        theta.clone()
-    } else {
-        let sh = shared.clone();
-        let valc = val.clone();
-        let sp = state_path.clone();
-        let start_vec = start.to_vec();
-        let b = bar.clone();
-        let hook: EpochHook = Box::new(move |th: &[f64], train_loss: f64| {
-            let Ok(mut g) = sh.lock() else { return false };
-            let (log, epoch, t0, err, last) = &mut *g;
-            *epoch += 1;
-            let vl = valc.loss(th, k);
-            let row = [
-                epoch.to_string(),
-                f(train_loss),
-                f(vl),
-                f(k),
-                f(t0.elapsed().as_secs_f64()),
-            ];
-            *t0 = Instant::now();
-            *last = th.to_vec();
-            if let Err(e) = log.row(&row).and_then(|_| {
-                run::write_json(
-                    &sp,
-                    &TexelState {
-                        epoch: *epoch,
-                        theta: th.to_vec(),
-                        k,
-                        start_vec: start_vec.clone(),
-                        done: false,
-                    },
-                )
-            }) {
-                *err = Some(e);
-                return false;
-            }
-            b.set_position(*epoch);
-            b.set_message(format!("train {train_loss:.6} val {vl:.6}"));
-            !run::stop_requested()
-        });
-        let r = pool.install(|| {
-            optimise(
-                train.clone(),
-                theta.clone(),
-                k,
-                remaining,
-                args.memory,
-                hook,
-            )
-        })?;
-        let mut g = shared
-            .lock()
-            .map_err(|_| TuneError::Optimiser("log lock poisoned".into()))?;
-        if let Some(e) = g.3.take() {
-            return Err(e);
-        }
-        match r {
-            Some(t) => t,
-            None => {
-                bar.abandon();
-                println!(
-                    "stopped after epoch {}; continue with: xqtune tune texel --resume {}",
-                    g.1,
-                    dir.display()
-                );
-                return Ok(super::ga::RunOutcome {
-                    dir,
-                    finished: false,
-                    best: Some(space.round(&g.4)),
-                    verification: None,
-                });
-            }
-        }
-    };
-    bar.finish();
-    let epochs_done = shared.lock().map(|g| g.1).unwrap_or(args.epochs);
-    run::write_json(
-        &state_path,
-        &TexelState {
-            epoch: epochs_done,
-            theta: final_theta.clone(),
-            k,
-            start_vec: start.to_vec(),
-            done: true,
-        },
-    )?;
-    let best_genes = space.round(&final_theta);
-    let rounded: Vec<f64> = best_genes.iter().map(|&v| v as f64).collect();
-    let (tl, vl) = pool.install(|| (train.loss(&rounded, k), val.loss(&rounded, k)));
-    println!("final (rounded, clamped) parameters: train loss {tl:.6}, validation loss {vl:.6}");
-    let best = space.apply(&best_genes);
-    let v = pool.install(|| run::finish_run(&dir, &best, &start, &args.common))?;
-    super::plot::plot_run_quiet(&dir);
-    super::ga::report(&dir, true);
-    Ok(super::ga::RunOutcome {
-        dir,
-        finished: true,
-        best: Some(best_genes),
-        verification: v,
-    })
+    driver::run(
+        &args.common,
+        TexelSettings::from(args),
+        TexelTuner::new,
+        None,
+    )
 }
 
 /// Convenience for callers holding `EvalParams`.
@@ -690,10 +729,10 @@ mod tests {
         let l0 = set.loss(&start, k);
         let losses = Arc::new(Mutex::new(vec![]));
         let lc = losses.clone();
-        let hook: EpochHook = Box::new(move |_t: &[f64], l: f64| {
+        let hook = move |_t: &[f64], l: f64| {
             lc.lock().unwrap().push(l);
             true
-        });
+        };
         let best = optimise(set.clone(), start, k, 200, 7, hook)
             .unwrap()
             .unwrap();
@@ -711,10 +750,10 @@ mod tests {
         let (ts, truth) = synthetic(2000, 5, 1.0, 3);
         let start: Vec<f64> = truth.iter().map(|t| t + 30.0).collect();
         let mut n = 0;
-        let hook: EpochHook = Box::new(move |_t: &[f64], _l: f64| {
+        let hook = move |_t: &[f64], _l: f64| {
             n += 1;
             n < 3
-        });
+        };
         assert_eq!(
             optimise(Arc::new(ts), start, 1.0, 100, 5, hook).unwrap(),
             None
@@ -823,6 +862,46 @@ mod run_tests {
         b.data = Some(out.join("bad.txt"));
         let e = run_texel(&b).unwrap_err().to_string();
         assert!(e.contains("bad.txt:1"), "{e}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn texel_stop_and_resume_keep_log_and_checkpoint_in_step() {
+        let out = std::env::temp_dir().join(format!("xqtune-texel-stop-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let data = out.join("d.txt");
+        write_dataset(&data, 300);
+        let a = T::parse_from([
+            "t",
+            "--data",
+            data.to_str().unwrap(),
+            "--epochs",
+            "6",
+            "--verify",
+            "none",
+            "--concurrency",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .a;
+        let part =
+            driver::run(&a.common, TexelSettings::from(&a), TexelTuner::new, Some(2)).unwrap();
+        assert!(!part.finished);
+        let st: TexelState = run::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
+        assert_eq!((st.epoch, st.done), (2, false));
+        let (_, rows) = crate::tune::plot::read_csv(&part.dir.join("log.csv")).unwrap();
+        assert_eq!(rows.len(), 3, "epoch 0 and two steps");
+        let mut r = a.clone();
+        r.common.resume = Some(part.dir.clone());
+        let resumed = run_texel(&r).unwrap();
+        assert!(resumed.finished);
+        let st: TexelState = run::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
+        assert!(st.done);
+        let (_, rows) = crate::tune::plot::read_csv(&part.dir.join("log.csv")).unwrap();
+        assert_eq!(rows.len(), st.epoch as usize + 1);
+        let epochs: Vec<f64> = rows.iter().map(|r| r[0]).collect();
+        assert!(epochs.windows(2).all(|w| w[1] == w[0] + 1.0), "{epochs:?}");
         std::fs::remove_dir_all(&out).unwrap();
     }
 }

@@ -1,0 +1,434 @@
+//! The one run driver of the tuners (after bullet's trainer/driver split): a [`Tuner`] knows
+//! how to start, take one step and (de)serialise its state; the driver owns everything else a
+//! run does. That is the run folder (`config.json` from the settings, `start.json`), the atomic
+//! checkpoint after every step, `--resume`, Ctrl-C (finish the step, checkpoint, stop), the
+//! progress bar, `log.csv` (cut back to the checkpoint on resume), `best.json`, the
+//! verification match, the plots and the closing report.
+
+use super::TuneError;
+use super::run::{self, CommonArgs, CommonSettings, CsvLog, Verification, VerifyMode, f};
+use super::space::{ParamSet, Space};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What one step reports: its row of `log.csv` (the driver appends the step's time) and the
+/// progress bar's message.
+pub struct Step {
+    pub row: Vec<String>,
+    pub message: String,
+}
+
+/// One optimiser: GA, SPSA or Texel.
+pub trait Tuner {
+    /// `ga`, `spsa`, `texel`: folder names, `config.json`, messages.
+    const NAME: &'static str;
+    /// What one step is called in messages (`generation`, `iteration`, `epoch`).
+    const STEP: &'static str;
+    /// Header of `log.csv`; its last column is the step's time.
+    const LOG_HEADER: &'static str;
+    /// The tuner's own settings, stored in `config.json` beside the common ones.
+    type Settings: Serialize + DeserializeOwned + Clone + Send + Sync;
+    /// Everything a resumed run needs, checkpointed after every step.
+    type State: Serialize + DeserializeOwned + Send;
+
+    /// The full starting parameter vector recorded in a state.
+    fn start_vec(state: &Self::State) -> &[i32];
+    /// Data rows of `log.csv` that belong to `state` (rows beyond are cut on resume).
+    fn log_rows(state: &Self::State) -> usize;
+    /// Steps of a complete run, and steps done in `state` (the progress bar).
+    fn total_steps(&self) -> u64;
+    fn steps_done(&self, state: &Self::State) -> u64;
+    /// One line saying what the run does (printed with the run folder).
+    fn banner(&self) -> String;
+    /// The state of a new run, with the log row it starts from, if any.
+    fn start(&mut self) -> Result<(Self::State, Option<Vec<String>>), TuneError>;
+    fn finished(&self, state: &Self::State) -> bool;
+    /// Advances `state` by one step; `None` when the tuner found that it had already converged
+    /// without taking one (then `finished` holds).
+    fn step(&mut self, state: &mut Self::State) -> Result<Option<Step>, TuneError>;
+    /// The tuned genes of a stopped run, if it has any yet.
+    fn best_so_far(&self, state: &Self::State) -> Option<Vec<i32>>;
+    /// The tuned genes after the last step; may finish work in `state` first (the GA's final
+    /// selection), which the driver then checkpoints.
+    fn best(&mut self, state: &mut Self::State) -> Result<Vec<i32>, TuneError>;
+}
+
+/// All of a run's settings: the common ones and the tuner's own, flat in `config.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunSettings<T> {
+    #[serde(flatten)]
+    pub common: CommonSettings,
+    #[serde(flatten)]
+    pub tuner: T,
+}
+
+/// `config.json`: which tuner with which settings (read back by `--resume`). The settings key
+/// stays `args`, so the runs written before the settings structs existed still resume.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct RunConfig<S> {
+    pub tuner: String,
+    pub version: String,
+    pub created: String,
+    pub args: S,
+}
+
+/// What the tuner is given to build itself.
+pub struct Run<S> {
+    pub dir: PathBuf,
+    pub settings: RunSettings<S>,
+    pub space: Space,
+    pub start: ParamSet,
+}
+
+/// What a finished or stopped run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub dir: PathBuf,
+    pub finished: bool,
+    pub best: Option<Vec<i32>>,
+    pub verification: Option<Verification>,
+}
+
+/// Runs (or, with `--resume`, continues) a tuning run. `make` builds the tuner once the run
+/// folder, settings and space are known; `max_steps` stops early as Ctrl-C would (tests).
+pub fn run<T: Tuner>(
+    args: &CommonArgs,
+    settings: T::Settings,
+    make: impl FnOnce(&Run<T::Settings>) -> Result<T, TuneError> + Send,
+    max_steps: Option<u64>,
+) -> Result<RunOutcome, TuneError> {
+    let (run, state) = match &args.resume {
+        Some(dir) => open::<T>(dir, args)?,
+        None => (create::<T>(args, settings)?, None),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(run.settings.common.threads())
+        .build()
+        .map_err(|e| TuneError::Io(e.to_string()))?;
+    pool.install(|| drive(run, state, make, max_steps))
+}
+
+/// A new run: its folder, `start.json` and `config.json`.
+fn create<T: Tuner>(args: &CommonArgs, tuner: T::Settings) -> Result<Run<T::Settings>, TuneError> {
+    let settings = RunSettings {
+        common: CommonSettings::from(args),
+        tuner,
+    };
+    let start = settings.common.start_params()?;
+    let space = Space::new(start.clone(), &settings.common.only)?;
+    let dir = crate::util::create_run_dir(
+        &settings.common.out,
+        T::NAME,
+        &settings.common.name,
+        '-',
+        &["checkpoints", "plots"],
+    )
+    .map_err(|e| run::io_err(&settings.common.out, e))?;
+    write_params(&dir.join("start.json"), &start)?;
+    run::write_json(
+        &dir.join("config.json"),
+        &RunConfig {
+            tuner: T::NAME.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            created: chrono::Utc::now().to_rfc3339(),
+            args: &settings,
+        },
+    )?;
+    Ok(Run {
+        dir,
+        settings,
+        space,
+        start,
+    })
+}
+
+/// A resumed run and its checkpoint, if one was written.
+type Resumed<T> = (Run<<T as Tuner>::Settings>, Option<<T as Tuner>::State>);
+
+/// A resumed run: the settings from `config.json` (the command line may raise the thread
+/// count and change the verification), the start from `start.json` with the exact vector of
+/// the checkpoint, and the checkpoint itself when one was written.
+fn open<T: Tuner>(dir: &Path, args: &CommonArgs) -> Result<Resumed<T>, TuneError> {
+    let cfg: RunConfig<RunSettings<T::Settings>> = run::read_json(&dir.join("config.json"))?;
+    if cfg.tuner != T::NAME {
+        return Err(TuneError::Resume(format!(
+            "{} is a {} run, not a {} run",
+            dir.display(),
+            cfg.tuner,
+            T::NAME
+        )));
+    }
+    let mut settings = cfg.args;
+    settings.common.resume_with(args);
+    let state_path = dir.join("checkpoints/state.json");
+    let state: Option<T::State> = if state_path.exists() {
+        Some(run::read_json(&state_path)?)
+    } else {
+        None
+    };
+    let start = ParamSet::load(settings.common.space, &dir.join("start.json"))?;
+    let start = match &state {
+        Some(s) => start.from_vec(T::start_vec(s)),
+        None => start,
+    };
+    let space = Space::new(start.clone(), &settings.common.only)?;
+    let run = Run {
+        dir: dir.to_path_buf(),
+        settings,
+        space,
+        start,
+    };
+    Ok((run, state))
+}
+
+fn drive<T: Tuner>(
+    run: Run<T::Settings>,
+    state: Option<T::State>,
+    make: impl FnOnce(&Run<T::Settings>) -> Result<T, TuneError>,
+    max_steps: Option<u64>,
+) -> Result<RunOutcome, TuneError> {
+    let mut tuner = make(&run)?;
+    let dir = &run.dir;
+    let checkpoint = dir.join("checkpoints/state.json");
+    let log_path = dir.join("log.csv");
+    let (mut state, mut log) = match state {
+        Some(s) => {
+            let log = CsvLog::open(&log_path, T::LOG_HEADER, T::log_rows(&s))?;
+            (s, log)
+        }
+        None => {
+            let mut log = CsvLog::open(&log_path, T::LOG_HEADER, 0)?;
+            let (s, first) = tuner.start()?;
+            if let Some(mut row) = first {
+                row.push(f(0.0));
+                log.row(&row)?;
+            }
+            run::write_json(&checkpoint, &s)?;
+            (s, log)
+        }
+    };
+    println!("{} -> {}", tuner.banner(), dir.display());
+    let bar = progress(tuner.total_steps(), tuner.steps_done(&state), T::NAME);
+    let mut steps = 0;
+    while !tuner.finished(&state) {
+        if run::stop_requested() || max_steps.is_some_and(|m| steps >= m) {
+            bar.abandon();
+            println!(
+                "stopped after {} {}; continue with: xqtune tune {} --resume {}",
+                T::STEP,
+                tuner.steps_done(&state),
+                T::NAME,
+                dir.display()
+            );
+            return Ok(RunOutcome {
+                dir: run.dir.clone(),
+                finished: false,
+                best: tuner.best_so_far(&state),
+                verification: None,
+            });
+        }
+        let t0 = Instant::now();
+        let Some(mut step) = tuner.step(&mut state)? else {
+            continue;
+        };
+        step.row.push(f(t0.elapsed().as_secs_f64()));
+        log.row(&step.row)?;
+        run::write_json(&checkpoint, &state)?;
+        steps += 1;
+        bar.set_position(tuner.steps_done(&state));
+        bar.set_message(step.message);
+    }
+    bar.finish();
+    let best_genes = tuner.best(&mut state)?;
+    run::write_json(&checkpoint, &state)?;
+    let best = run.space.apply(&best_genes);
+    let verification = finish(dir, &best, &run.start, &run.settings.common)?;
+    super::plot::plot_run_quiet(dir);
+    report::<T>(dir, verification.as_ref(), &run.settings.common);
+    Ok(RunOutcome {
+        dir: run.dir.clone(),
+        finished: true,
+        best: Some(best_genes),
+        verification,
+    })
+}
+
+fn write_params(path: &Path, p: &ParamSet) -> Result<(), TuneError> {
+    crate::util::write_atomic(path, p.to_json_string().as_bytes()).map_err(|e| run::io_err(path, e))
+}
+
+/// Writes `best.json` (the full parameter file) and runs, records and prints the verification.
+fn finish(
+    dir: &Path,
+    best: &ParamSet,
+    start: &ParamSet,
+    common: &CommonSettings,
+) -> Result<Option<Verification>, TuneError> {
+    write_params(&dir.join("best.json"), best)?;
+    if let ParamSet::Eval(p) = best {
+        // The Jieqi tables live in their own file (params/jieqi.json): keep them beside it so
+        // a run over `jieqi.*` loses nothing.
+        let jieqi_path = dir.join("best-jieqi.json");
+        crate::util::write_atomic(&jieqi_path, p.jieqi_to_json_string().as_bytes())
+            .map_err(|e| run::io_err(&jieqi_path, e))?;
+    }
+    let v = run::verify(best, start, common)?;
+    match &v {
+        Some(v) => {
+            run::write_json(&dir.join("verification.json"), v)?;
+            println!("verification: tuned vs start, {}", v.summary());
+        }
+        None => println!("verification: skipped (--verify none)"),
+    }
+    Ok(v)
+}
+
+/// A progress bar over steps, message = current best.
+pub fn progress(len: u64, pos: u64, what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{what} {{bar:30}} {{pos}}/{{len}} [{{elapsed_precise}} < {{eta}}] {{msg}}"
+        ))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_position(pos);
+    bar
+}
+
+/// The closing lines: where the results are and whether `xqtune params promote` will take
+/// them. Only a significant verification ends with the promote command; otherwise the report
+/// says that promote will refuse the run and what would decide it.
+fn report<T: Tuner>(dir: &Path, v: Option<&Verification>, common: &CommonSettings) {
+    let best = dir.join("best.json");
+    println!("results: {}", dir.display());
+    println!("best parameters: {}", best.display());
+    println!("plots: {}", dir.join("plots").display());
+    println!("{}", promotion_advice(T::NAME, dir, v, common));
+}
+
+/// What to do with a finished run, given its verification.
+pub fn promotion_advice(
+    tuner: &str,
+    dir: &Path,
+    v: Option<&Verification>,
+    common: &CommonSettings,
+) -> String {
+    let best = dir.join("best.json");
+    let resume = format!("xqtune tune {tuner} --resume {}", dir.display());
+    let refuse = "not promotable yet: `xqtune params promote` refuses a run without a \
+                  significant verification (--force overrides)";
+    match v {
+        Some(v) if v.significant => {
+            format!("promote with: xqtune params promote {}", best.display())
+        }
+        None => format!(
+            "{refuse}; verify it with: {resume} --verify sprt --verify-games {}",
+            common.verify_games.max(2)
+        ),
+        Some(v) if v.mode == VerifyMode::Sprt && v.llr <= v.llr_lower => format!(
+            "{refuse}. The SPRT accepted H0 (elo0 = {}): the tuned set is not shown stronger, \
+             and more games would not change that decision",
+            common.elo0
+        ),
+        Some(v) => format!(
+            "{refuse}. {} games did not decide it; more verification games would: {resume} \
+             --verify {} --verify-games {}",
+            v.stats.games,
+            if v.mode == VerifyMode::Sprt {
+                "sprt"
+            } else {
+                "fixed"
+            },
+            (v.stats.games as usize).max(common.verify_games) * 4
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::play::stats::MatchStats;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: CommonArgs,
+    }
+
+    fn verification(significant: bool, llr: f64, games: u32) -> Verification {
+        Verification {
+            mode: VerifyMode::Sprt,
+            stats: MatchStats {
+                games,
+                ..MatchStats::default()
+            },
+            llr,
+            llr_lower: -2.94,
+            llr_upper: 2.94,
+            verdict: String::new(),
+            significant,
+            nodes: Some(1000),
+            depth: None,
+        }
+    }
+
+    #[test]
+    fn only_a_significant_run_is_told_to_promote() {
+        let common = CommonSettings::from(&T::parse_from(["t"]).a);
+        let dir = Path::new("results/x");
+        let advice = |v: Option<&Verification>| promotion_advice("ga", dir, v, &common);
+        let yes = advice(Some(&verification(true, 3.0, 120)));
+        assert!(
+            yes.starts_with("promote with: xqtune params promote"),
+            "{yes}"
+        );
+        let open = advice(Some(&verification(false, 1.0, 200)));
+        assert!(
+            !open.contains("promote with") && open.contains("refuses"),
+            "{open}"
+        );
+        assert!(
+            open.contains("xqtune tune ga --resume results/x --verify sprt --verify-games 800"),
+            "{open}"
+        );
+        let h0 = advice(Some(&verification(false, -3.0, 80)));
+        assert!(
+            !h0.contains("promote with") && h0.contains("accepted H0"),
+            "{h0}"
+        );
+        let none = advice(None);
+        assert!(
+            !none.contains("promote with") && none.contains("--verify sprt"),
+            "{none}"
+        );
+    }
+
+    #[test]
+    fn resume_takes_threads_and_verification_from_the_command_line() {
+        let mut s = CommonSettings::from(&T::parse_from(["t", "--verify", "none"]).a);
+        assert_eq!((s.verify, s.verify_games), (VerifyMode::None, 200));
+        s.resume_with(&T::parse_from(["t", "--concurrency", "3"]).a);
+        assert_eq!((s.verify, s.concurrency), (VerifyMode::None, Some(3)));
+        s.resume_with(&T::parse_from(["t", "--verify", "fixed", "--verify-games", "50"]).a);
+        assert_eq!((s.verify, s.verify_games), (VerifyMode::Fixed, 50));
+    }
+
+    #[test]
+    fn config_json_of_earlier_runs_still_reads() {
+        // as written before the settings structs (the flags serialised directly)
+        let text = r#"{"tuner":"spsa","version":"0.1.0","created":"",
+            "args":{"name":"s","params":null,"flatten":false,"space":"eval","only":"mobility.*",
+            "seed":3,"concurrency":null,"out":"r","nodes":800,"depth":null,"max_plies":300,
+            "verify":"none","verify_games":200,"elo0":0.0,"elo1":10.0,"iterations":6,"games":2,
+            "c_end":2.0,"lr":0.2,"a_ratio":0.1,"alpha":0.602,"gamma":0.101}}"#;
+        let cfg: RunConfig<RunSettings<crate::tune::spsa::SpsaSettings>> =
+            serde_json::from_str(text).unwrap();
+        assert_eq!(cfg.args.common.only, "mobility.*");
+        assert_eq!(cfg.args.tuner.iterations, 6);
+        assert_eq!(cfg.args.common.verify, VerifyMode::None);
+    }
+}
