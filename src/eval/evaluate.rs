@@ -34,6 +34,16 @@ fn term<T: Tracer>(acc: &mut S, t: &mut T, p: &EvalParams, off: usize, n: i32) {
     t.add_s(off, n);
 }
 
+/// A piece hitting the enemy palace squares (or pieces) `hit`: adds them to `hits` and counts
+/// the piece as an attacker when it hits any.
+#[inline(always)]
+fn palace_pressure(hit: Bitboard, hits: &mut i32, attackers: &mut i32) {
+    if hit != 0 {
+        *hits += hit.count_ones() as i32;
+        *attackers += 1;
+    }
+}
+
 /// The squares strictly between `a` and `b` when they share a file or rank, else `None`.
 #[inline(always)]
 fn between(a: usize, b: usize) -> Option<Bitboard> {
@@ -172,11 +182,7 @@ fn side_terms<T: Tracer>(
         let a = rook_attacks(s, occ, occ_rot);
         info.attacks |= a;
         mob += (a & !own).count_ones() as i32;
-        let pa = a & palace;
-        if pa != 0 {
-            hits += pa.count_ones() as i32;
-            attackers += 1;
-        }
+        palace_pressure(a & palace, &mut hits, &mut attackers);
         let file = FILE_MASK[s % 9];
         if all_pawns & file == 0 {
             open += 1;
@@ -201,11 +207,7 @@ fn side_terms<T: Tracer>(
         info.attacks |= a;
         info.minor_attacks |= a;
         mob += (a & !own).count_ones() as i32;
-        let pa = a & palace;
-        if pa != 0 {
-            hits += pa.count_ones() as i32;
-            attackers += 1;
-        }
+        palace_pressure(a & palace, &mut hits, &mut attackers);
     }
     term(acc, t, p, OFFSET[id::MOB_HORSE], mob * sign);
     term(acc, t, p, OFFSET[id::KING_HORSE], hits * sign);
@@ -219,11 +221,7 @@ fn side_terms<T: Tracer>(
         info.attacks |= jump;
         info.minor_attacks |= jump;
         mob += (slide & !occ).count_ones() as i32 + (jump & enemy).count_ones() as i32;
-        let pa = jump & palace;
-        if pa != 0 {
-            hits += pa.count_ones() as i32;
-            attackers += 1;
-        }
+        palace_pressure(jump & palace, &mut hits, &mut attackers);
         if let Some(b) = between(s, enemy_king) {
             let n = (b & occ).count_ones() as usize;
             if n < 3 {
@@ -245,11 +243,7 @@ fn side_terms<T: Tracer>(
         let a = PAWN_MOVES[us.index()][s];
         info.attacks |= a;
         info.pawn_attacks |= a;
-        let pa = a & palace;
-        if pa != 0 {
-            hits += pa.count_ones() as i32;
-            attackers += 1;
-        }
+        palace_pressure(a & palace, &mut hits, &mut attackers);
     }
     term(acc, t, p, OFFSET[id::KING_PAWN], hits * sign);
     let crossed = own_pawns & HALF[them.index()];

@@ -6,7 +6,11 @@ use crate::core::{Arbiter, CaptureReveal};
 use crate::core::{Color, PieceType, Position};
 use crate::eval::layout::NFLAT;
 use crate::eval::params::JIEQI_DEFAULT_JSON;
-use crate::eval::{EvalParams, evaluate, evaluate_red, trace};
+use crate::eval::test_support::{
+    assert_error, checked_trace, edited_once, flat_index, param_sets, random_params, rejected,
+    swap_case,
+};
+use crate::eval::{EvalParams, evaluate_red, trace};
 use crate::tunable::ParamsError;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -45,22 +49,6 @@ fn jieqi_positions() -> Vec<Position> {
     out
 }
 
-/// Random parameter sets inside the bounds, after the defaults.
-fn param_sets(seed: u64, n: usize) -> Vec<EvalParams> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let default = EvalParams::default();
-    let mut sets = vec![default.clone()];
-    for _ in 0..n {
-        let v: Vec<i32> = default
-            .specs()
-            .iter()
-            .map(|s| rng.gen_range(s.min..=s.max))
-            .collect();
-        sets.push(default.from_vec(&v));
-    }
-    sets
-}
-
 #[test]
 fn trace_dot_params_equals_jieqi_evaluation() {
     let positions = jieqi_positions();
@@ -74,17 +62,13 @@ fn trace_dot_params_equals_jieqi_evaluation() {
     for params in &param_sets(21, 3) {
         let values = params.to_vec();
         for pos in &positions {
-            let tr = trace(pos, params);
-            let red = evaluate_red(pos, params);
-            let dot = tr.dot(&values);
-            assert_eq!(dot.round() as i32, red, "{}: dot {dot}", pos.to_fen());
+            let (tr, _) = checked_trace(pos, params, &values);
             // Every coefficient is a binary fraction k / 2^16 (16 phases x DARK_SCALE): the
             // dot product in f64 is exact.
             for &(i, c) in &tr.coeffs {
                 let k = c as f64 * (16 * DARK_SCALE) as f64;
                 assert_eq!(k.fract(), 0.0, "coefficient {i} = {c} in {}", pos.to_fen());
             }
-            assert_eq!(evaluate(pos, params), red * pos.side_to_move().sign());
         }
     }
 }
@@ -120,18 +104,13 @@ fn jieqi_terms_are_used_only_by_jieqi_positions() {
     let fen = "3k5/9/9/4A4/9/9/9/9/9/4K4 w - 0 1";
     let pos = Position::from_fen_variant(fen, crate::core::Variant::Jieqi).expect("valid");
     let mut v = p.to_vec();
-    let adv = specs
-        .iter()
-        .position(|s| s.name == "jieqi.material.advisor.mg")
-        .expect("named");
+    let adv = flat_index(&p, "jieqi.material.advisor.mg");
     v[adv] += 40;
     v[adv + 1] += 40;
     let q = p.from_vec(&v);
     assert_eq!(evaluate_red(&pos, &q), evaluate_red(&pos, &p) + 40);
-    let e6 = specs
-        .iter()
-        .position(|s| s.name == "jieqi.pst.advisor.e6.eg")
-        .expect("advisor table covers e6");
+    // The advisor table covers e6.
+    let e6 = flat_index(&p, "jieqi.pst.advisor.e6.eg");
     let mut w = p.to_vec();
     w[e6] += 32;
     // phase 0: the endgame value counts in full
@@ -214,11 +193,8 @@ fn dark_value_is_the_pool_average() {
 #[test]
 fn dark_square_values_apply_by_square_and_colour() {
     let p = EvalParams::default();
-    let specs = p.specs();
-    let b2 = specs
-        .iter()
-        .position(|s| s.name == "jieqi.dark.pst.b2.mg")
-        .expect("b2 is a dark starting square");
+    // b2 is a dark starting square.
+    let b2 = flat_index(&p, "jieqi.dark.pst.b2.mg");
     let mut v = p.to_vec();
     v[b2] += 16;
     v[b2 + 1] += 16;
@@ -233,23 +209,12 @@ fn dark_square_values_apply_by_square_and_colour() {
 /// The colour mirror of a Jieqi FEN (board flipped, cases swapped, side to move swapped).
 fn mirror_jieqi(fen: &str) -> String {
     let f: Vec<&str> = fen.split_whitespace().collect();
-    let swap = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_uppercase() {
-                    c.to_ascii_lowercase()
-                } else {
-                    c.to_ascii_uppercase()
-                }
-            })
-            .collect()
-    };
-    let board: Vec<String> = f[0].split('/').rev().map(swap).collect();
+    let board: Vec<String> = f[0].split('/').rev().map(swap_case).collect();
     let side = if f[1] == "w" { "b" } else { "w" };
     format!(
         "{} {side} {} {} {}",
         board.join("/"),
-        swap(f[2]),
+        swap_case(f[2]),
         f[3],
         f[4]
     )
@@ -320,7 +285,7 @@ fn embedded_jieqi_file_is_canonical_and_round_trips() {
     let p = EvalParams::default();
     // Regenerate with `xqtune eval --print-jieqi-params > params/jieqi.json` after editing.
     assert_eq!(p.jieqi_to_json_string(), JIEQI_DEFAULT_JSON);
-    let q = param_sets(9, 1).pop().expect("one set");
+    let q = random_params(9);
     let mut r = EvalParams::default();
     r.set_jieqi_json_str(&q.jieqi_to_json_string())
         .expect("parses");
@@ -342,39 +307,29 @@ fn embedded_jieqi_file_is_canonical_and_round_trips() {
 }
 
 fn jerr(text: &str) -> ParamsError {
-    let mut p = EvalParams::default();
-    match p.set_jieqi_json_str(text) {
-        Ok(()) => panic!("accepted bad Jieqi params"),
-        Err(e) => e,
-    }
+    rejected(
+        EvalParams::default().set_jieqi_json_str(text),
+        "Jieqi params",
+    )
 }
 
+/// The embedded Jieqi file with `from` replaced by `to` (exactly once).
 fn jedited(from: &str, to: &str) -> String {
-    assert_eq!(
-        JIEQI_DEFAULT_JSON.matches(from).count(),
-        1,
-        "'{from}' not unique"
-    );
-    JIEQI_DEFAULT_JSON.replacen(from, to, 1)
+    edited_once(JIEQI_DEFAULT_JSON, from, to)
 }
 
 #[test]
 fn jieqi_file_errors_name_the_key() {
-    let e = jerr(&jedited(
-        ",\n    \"pawn\": {\"v\": [40, 55], \"min\": 0, \"max\": 300, \"step\": 5}",
-        "",
-    ));
-    assert!(
-        matches!(&e, ParamsError::MissingKey(k) if k == "material.pawn"),
-        "{e:?}"
+    assert_error!(
+        jerr(&jedited(
+            ",\n    \"pawn\": {\"v\": [40, 55], \"min\": 0, \"max\": 300, \"step\": 5}",
+            "",
+        )),
+        ParamsError::MissingKey(k) if k == "material.pawn"
     );
-    let e = jerr(&jedited(
-        "\"advisor\": {\"v\": [200, 200]",
-        "\"advisor\": {\"v\": [200, 900]",
-    ));
-    assert!(
-        matches!(&e, ParamsError::OutOfBounds { key, value: 900, .. } if key == "material.advisor.eg"),
-        "{e:?}"
+    let e = assert_error!(
+        jerr(&jedited("\"advisor\": {\"v\": [200, 200]", "\"advisor\": {\"v\": [200, 900]")),
+        ParamsError::OutOfBounds { key, value: 900, .. } if key == "material.advisor.eg"
     );
     assert!(e.to_string().contains("material.advisor.eg"), "{e}");
     // The dark table's first middlegame entry is a3.
@@ -384,10 +339,9 @@ fn jieqi_file_errors_name_the_key() {
     let (a, b) = tail.split_at(mg);
     let comma = b.find(',').expect("first entry");
     let bad = format!("{head}{a}         500{}", &b[comma..]);
-    let e = jerr(&bad);
-    assert!(
-        matches!(&e, ParamsError::OutOfBounds { key, .. } if key == "dark.pst.a3.mg"),
-        "{e:?}"
+    assert_error!(
+        jerr(&bad),
+        ParamsError::OutOfBounds { key, .. } if key == "dark.pst.a3.mg"
     );
     let short = format!("{head}{a}{}", &b[comma + 1..]);
     match jerr(&short) {
@@ -401,20 +355,21 @@ fn jieqi_file_errors_name_the_key() {
         }
         other => panic!("{other:?}"),
     }
-    let e = jerr(&jedited(
-        "\"variant\": \"jieqi\"",
-        "\"variant\": \"xiangqi\"",
-    ));
-    assert!(matches!(&e, ParamsError::WrongVariant { .. }), "{e:?}");
+    assert_error!(
+        jerr(&jedited(
+            "\"variant\": \"jieqi\"",
+            "\"variant\": \"xiangqi\""
+        )),
+        ParamsError::WrongVariant { .. }
+    );
     // A Xiangqi file is not a Jieqi file (and the reverse).
-    assert!(matches!(
+    assert_error!(
         jerr(crate::eval::params::DEFAULT_JSON),
         ParamsError::WrongVariant { .. }
-    ));
+    );
     assert!(EvalParams::from_json_str(JIEQI_DEFAULT_JSON).is_err());
-    let e = jerr(&jedited("\"dark\": {", "\"dark\": {\"extra\": 1, "));
-    assert!(
-        matches!(&e, ParamsError::UnknownKey(k) if k == "dark.extra"),
-        "{e:?}"
+    assert_error!(
+        jerr(&jedited("\"dark\": {", "\"dark\": {\"extra\": 1, ")),
+        ParamsError::UnknownKey(k) if k == "dark.extra"
     );
 }

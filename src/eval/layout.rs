@@ -392,20 +392,56 @@ const fn offsets<const N: usize>(terms: &[TermDef; N]) -> [usize; N] {
     o
 }
 
+/// Number of flat values of a schema.
+const fn flat_len(terms: &[TermDef]) -> usize {
+    let mut acc = 0;
+    let mut i = 0;
+    while i < terms.len() {
+        acc += terms[i].shape.len();
+        i += 1;
+    }
+    acc
+}
+
 /// Flat offset of each Xiangqi term.
 pub const OFFSET: [usize; NT] = offsets(&TERMS);
 
 /// Number of Xiangqi flat values (the Jieqi part starts here).
-pub const NFLAT: usize = OFFSET[NT - 1] + TERMS[NT - 1].shape.len();
+pub const NFLAT: usize = flat_len(&TERMS);
 
 /// Offset of each Jieqi term within the Jieqi part (add [`NFLAT`] for the whole flat view).
 pub const JOFFSET: [usize; NJ] = offsets(&JIEQI_TERMS);
 
 /// Number of Jieqi flat values.
-pub const JNFLAT: usize = JOFFSET[NJ - 1] + JIEQI_TERMS[NJ - 1].shape.len();
+pub const JNFLAT: usize = flat_len(&JIEQI_TERMS);
 
 /// Length of the whole flat view (`to_vec`): Xiangqi values, then Jieqi values.
 pub const NALL: usize = NFLAT + JNFLAT;
+
+/// One schema's part of the whole flat view: its terms, their offsets within the part, where
+/// the part starts and the prefix of its flat names.
+struct Schema {
+    terms: &'static [TermDef],
+    offsets: &'static [usize],
+    base: usize,
+    prefix: &'static str,
+}
+
+/// The parts of the whole flat view, in order: Xiangqi, then Jieqi.
+const SCHEMAS: [Schema; 2] = [
+    Schema {
+        terms: &TERMS,
+        offsets: &OFFSET,
+        base: 0,
+        prefix: "",
+    },
+    Schema {
+        terms: &JIEQI_TERMS,
+        offsets: &JOFFSET,
+        base: NFLAT,
+        prefix: "jieqi.",
+    },
+];
 
 /// Flat index (whole view) of a Jieqi term's first value.
 #[inline(always)]
@@ -448,21 +484,23 @@ pub enum Part {
 /// value.
 const PART: [Part; NALL] = {
     let mut p = [Part::Plain; NALL];
-    let mut i = 0;
-    while i < NT + NJ {
-        let (shape, start) = if i < NT {
-            (TERMS[i].shape, OFFSET[i])
-        } else {
-            (JIEQI_TERMS[i - NT].shape, jflat(i - NT))
-        };
-        if !matches!(shape, Shape::Plain) {
-            let mut j = 0;
-            while j < shape.len() {
-                p[start + j] = if j % 2 == 0 { Part::Mg } else { Part::Eg };
-                j += 1;
+    let mut s = 0;
+    while s < SCHEMAS.len() {
+        let schema = &SCHEMAS[s];
+        let mut i = 0;
+        while i < schema.terms.len() {
+            let shape = schema.terms[i].shape;
+            let start = schema.base + schema.offsets[i];
+            if !matches!(shape, Shape::Plain) {
+                let mut j = 0;
+                while j < shape.len() {
+                    p[start + j] = if j % 2 == 0 { Part::Mg } else { Part::Eg };
+                    j += 1;
+                }
             }
+            i += 1;
         }
-        i += 1;
+        s += 1;
     }
     p
 };
@@ -486,15 +524,12 @@ pub fn file_terms(terms: &[TermDef]) -> Vec<Term> {
 
 /// Every term of the whole flat view: its flat name prefix, first flat index and length.
 pub fn term_spans() -> impl Iterator<Item = (String, usize, usize)> {
-    let xiangqi = TERMS
-        .iter()
-        .zip(OFFSET)
-        .map(|(t, o)| (t.name.to_string(), o, t.shape.len()));
-    let jieqi = JIEQI_TERMS
-        .iter()
-        .zip(JOFFSET)
-        .map(|(t, o)| (format!("jieqi.{}", t.name), NFLAT + o, t.shape.len()));
-    xiangqi.chain(jieqi)
+    SCHEMAS.iter().flat_map(|s| {
+        s.terms
+            .iter()
+            .zip(s.offsets)
+            .map(move |(t, &o)| (format!("{}{}", s.prefix, t.name), s.base + o, t.shape.len()))
+    })
 }
 
 /// The flat names of the whole view: the Xiangqi terms, then the Jieqi terms prefixed
@@ -502,13 +537,14 @@ pub fn term_spans() -> impl Iterator<Item = (String, usize, usize)> {
 pub fn flat_names() -> &'static [String] {
     static NAMES: OnceLock<Vec<String>> = OnceLock::new();
     NAMES.get_or_init(|| {
-        let mut names = tunable::flat_names(&file_terms(&TERMS));
-        names.extend(
-            tunable::flat_names(&file_terms(&JIEQI_TERMS))
-                .into_iter()
-                .map(|n| format!("jieqi.{n}")),
-        );
-        names
+        SCHEMAS
+            .iter()
+            .flat_map(|s| {
+                tunable::flat_names(&file_terms(s.terms))
+                    .into_iter()
+                    .map(move |n| format!("{}{n}", s.prefix))
+            })
+            .collect()
     })
 }
 
@@ -543,8 +579,16 @@ mod tests {
             (id::HORSE_CANNON, "coord.horse_cannon"),
             (id::DEFENDED, "coord.defended"),
         ];
-        for (i, name) in xiangqi {
-            assert_eq!(TERMS[i].name, name);
+        let jieqi = [
+            (jid::PST_ADVISOR, "pst.advisor"),
+            (jid::PST_ELEPHANT, "pst.elephant"),
+            (jid::PST_PAWN, "pst.pawn"),
+            (jid::DARK, "dark.pst"),
+        ];
+        for (schema, ids) in [(&SCHEMAS[0], &xiangqi[..]), (&SCHEMAS[1], &jieqi[..])] {
+            for &(i, name) in ids {
+                assert_eq!(schema.terms[i].name, name);
+            }
         }
         for kind in PieceType::ALL {
             let k = kind.index();
@@ -558,15 +602,6 @@ mod tests {
                 );
                 assert_eq!(JIEQI_TERMS[jid::MATERIAL + k - 1].name, name);
             }
-        }
-        let jieqi = [
-            (jid::PST_ADVISOR, "pst.advisor"),
-            (jid::PST_ELEPHANT, "pst.elephant"),
-            (jid::PST_PAWN, "pst.pawn"),
-            (jid::DARK, "dark.pst"),
-        ];
-        for (i, name) in jieqi {
-            assert_eq!(JIEQI_TERMS[i].name, name);
         }
     }
 

@@ -221,4 +221,6 @@ pub fn run_cli(args: &EvalArgs) -> Result<()> {
 }
 
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;

@@ -1,6 +1,10 @@
 use super::layout::{NALL, NFLAT, OFFSET, id};
 use super::params::DEFAULT_JSON;
 use super::tables::PST_LEN;
+use super::test_support::{
+    assert_error, checked_trace, edited_once, flat_index, param_sets, random_params, rejected,
+    swap_case,
+};
 use super::*;
 use crate::core::{PieceType, Position};
 use rand::{Rng, SeedableRng};
@@ -50,21 +54,7 @@ fn mirror_colors(fen: &str) -> String {
     let mut fields = fen.split_whitespace();
     let board = fields.next().unwrap_or_default();
     let side = fields.next().unwrap_or("w");
-    let ranks: Vec<String> = board
-        .split('/')
-        .rev()
-        .map(|r| {
-            r.chars()
-                .map(|c| {
-                    if c.is_ascii_uppercase() {
-                        c.to_ascii_lowercase()
-                    } else {
-                        c.to_ascii_uppercase()
-                    }
-                })
-                .collect()
-        })
-        .collect();
+    let ranks: Vec<String> = board.split('/').rev().map(swap_case).collect();
     let side = if side == "w" { "b" } else { "w" };
     format!("{} {side} - - 0 1", ranks.join("/"))
 }
@@ -101,25 +91,11 @@ fn table_sizes_match_reachable_squares() {
 fn trace_dot_params_equals_evaluation() {
     let positions = sample_positions();
     assert!(positions.len() > 300, "{} positions", positions.len());
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let default = EvalParams::default();
     // The defaults and random parameter sets inside the bounds (all terms exercised).
-    let mut sets = vec![default.clone()];
-    for _ in 0..3 {
-        let v: Vec<i32> = default
-            .specs()
-            .iter()
-            .map(|s| rng.gen_range(s.min..=s.max))
-            .collect();
-        sets.push(default.from_vec(&v));
-    }
-    for params in &sets {
+    for params in &param_sets(7, 3) {
         let values = params.to_vec();
         for pos in &positions {
-            let tr = trace(pos, params);
-            let red = evaluate_red(pos, params);
-            let dot = tr.dot(&values);
-            assert_eq!(dot.round() as i32, red, "{}: dot {dot}", pos.to_fen());
+            let (tr, red) = checked_trace(pos, params, &values);
             // f32 accumulation, as a tuner might do it, agrees too.
             let dot32: f32 = tr.constant
                 + tr.coeffs
@@ -132,11 +108,6 @@ fn trace_dot_params_equals_evaluation() {
                 "{}: f32 dot {dot32}",
                 pos.to_fen()
             );
-            assert_eq!(
-                evaluate(pos, params),
-                red * pos.side_to_move().sign(),
-                "side to move's view"
-            );
             let mut t = NoTrace;
             assert_eq!(evaluate_with(pos, params, &mut t), evaluate(pos, params));
         }
@@ -145,14 +116,7 @@ fn trace_dot_params_equals_evaluation() {
 
 #[test]
 fn colour_mirror_negates_and_file_mirror_keeps_the_score() {
-    let mut rng = ChaCha8Rng::seed_from_u64(11);
-    let default = EvalParams::default();
-    let v: Vec<i32> = default
-        .specs()
-        .iter()
-        .map(|s| rng.gen_range(s.min..=s.max))
-        .collect();
-    for params in [default.clone(), default.from_vec(&v)] {
+    for params in param_sets(11, 1) {
         for pos in sample_positions() {
             let fen = pos.to_fen();
             let red = evaluate_red(&pos, &params);
@@ -213,10 +177,7 @@ fn flat_view_round_trips_and_clamps() {
     }
     // A changed value changes the evaluation and the hash.
     let mut w = v.clone();
-    let rook = specs
-        .iter()
-        .position(|s| s.name == "material.rook.mg")
-        .expect("material.rook.mg exists");
+    let rook = flat_index(&p, "material.rook.mg");
     w[rook] += 10;
     w[rook + 1] += 10; // material.rook.eg
     let r = p.from_vec(&w);
@@ -258,13 +219,7 @@ fn json_round_trip() {
         EvalParams::from_json_str(&p.to_json_string()).expect("parses"),
         p
     );
-    let mut rng = ChaCha8Rng::seed_from_u64(3);
-    let v: Vec<i32> = p
-        .specs()
-        .iter()
-        .map(|s| rng.gen_range(s.min..=s.max))
-        .collect();
-    let q = p.from_vec(&v);
+    let q = random_params(3);
     // A Xiangqi file carries the Xiangqi part; the Jieqi part comes from its own file.
     let mut r = EvalParams::from_json_str(&q.to_json_string()).expect("parses");
     let n = NFLAT;
@@ -351,10 +306,7 @@ fn evaluation_is_sensible() {
 }
 
 fn err(text: &str) -> ParamsError {
-    match EvalParams::from_json_str(text) {
-        Ok(_) => panic!("accepted bad params"),
-        Err(e) => e,
-    }
+    rejected(EvalParams::from_json_str(text), "params")
 }
 
 /// A valid parameter file whose text the error tests edit: the defaults as they were before
@@ -365,8 +317,7 @@ const FIXTURE_JSON: &str = include_str!("../../tests/data/params-fixture.json");
 /// The fixture file with `from` replaced by `to` (exactly once).
 fn edited(from: &str, to: &str) -> String {
     assert!(EvalParams::from_json_str(FIXTURE_JSON).is_ok());
-    assert_eq!(FIXTURE_JSON.matches(from).count(), 1, "'{from}' not unique");
-    FIXTURE_JSON.replacen(from, to, 1)
+    edited_once(FIXTURE_JSON, from, to)
 }
 
 #[test]
@@ -385,52 +336,42 @@ fn malformed_json_names_line_and_column() {
 #[test]
 fn missing_key_is_named() {
     // Remove the last member of "material" (and the comma before it).
-    let text = edited(
-        ",\n    \"pawn\": {\"v\": [30, 45], \"min\": 0, \"max\": 200, \"step\": 5}",
-        "",
-    );
-    let e = err(&text);
-    assert!(
-        matches!(&e, ParamsError::MissingKey(k) if k == "material.pawn"),
-        "{e:?}"
+    let e = assert_error!(
+        err(&edited(
+            ",\n    \"pawn\": {\"v\": [30, 45], \"min\": 0, \"max\": 200, \"step\": 5}",
+            "",
+        )),
+        ParamsError::MissingKey(k) if k == "material.pawn"
     );
     assert!(e.to_string().contains("material.pawn"));
-    let e = err(&edited(
-        "\"tempo\": {\"v\": 10, \"min\": 0,",
-        "\"tempo\": {\"v\": 10,",
-    ));
-    assert!(
-        matches!(&e, ParamsError::MissingKey(k) if k == "tempo.min"),
-        "{e:?}"
+    assert_error!(
+        err(&edited("\"tempo\": {\"v\": 10, \"min\": 0,", "\"tempo\": {\"v\": 10,")),
+        ParamsError::MissingKey(k) if k == "tempo.min"
     );
 }
 
 #[test]
 fn unknown_keys_are_named() {
-    let e = err(&edited(
-        "\"tempo\": {",
-        "\"tempi\": {\"v\": 1, \"min\": 0, \"max\": 2, \"step\": 1},\n  \"tempo\": {",
-    ));
-    assert!(
-        matches!(&e, ParamsError::UnknownKey(k) if k == "tempi"),
-        "{e:?}"
-    );
-    let e = err(&edited(
-        "\"rook\": {\"v\": [620, 660],",
-        "\"queen\": {\"v\": [900, 900], \"min\": 0, \"max\": 2000, \"step\": 5},\n    \"rook\": {\"v\": [620, 660],",
-    ));
-    assert!(
-        matches!(&e, ParamsError::UnknownKey(k) if k == "material.queen"),
-        "{e:?}"
-    );
-    let e = err(&edited(
-        "\"tempo\": {\"v\": 10,",
-        "\"tempo\": {\"v\": 10, \"stpe\": 3,",
-    ));
-    assert!(
-        matches!(&e, ParamsError::UnknownKey(k) if k == "tempo.stpe"),
-        "{e:?}"
-    );
+    let cases = [
+        (
+            "\"tempo\": {",
+            "\"tempi\": {\"v\": 1, \"min\": 0, \"max\": 2, \"step\": 1},\n  \"tempo\": {",
+            "tempi",
+        ),
+        (
+            "\"rook\": {\"v\": [620, 660],",
+            "\"queen\": {\"v\": [900, 900], \"min\": 0, \"max\": 2000, \"step\": 5},\n    \"rook\": {\"v\": [620, 660],",
+            "material.queen",
+        ),
+        (
+            "\"tempo\": {\"v\": 10,",
+            "\"tempo\": {\"v\": 10, \"stpe\": 3,",
+            "tempo.stpe",
+        ),
+    ];
+    for (from, to, key) in cases {
+        assert_error!(err(&edited(from, to)), ParamsError::UnknownKey(k) if k == key);
+    }
     // Comments (keys starting with '_') are allowed anywhere.
     assert!(
         EvalParams::from_json_str(&edited(
@@ -455,10 +396,9 @@ fn out_of_bounds_value_names_the_flat_key() {
         other => panic!("{other:?}"),
     }
     // A table entry: the king table's first middlegame value is d2.
-    let e = err(&edited("         -30, -24,\n", "        -300, -24,\n"));
-    assert!(
-        matches!(&e, ParamsError::OutOfBounds { key, .. } if key == "pst.king.d2.mg"),
-        "{e:?}"
+    assert_error!(
+        err(&edited("         -30, -24,\n", "        -300, -24,\n")),
+        ParamsError::OutOfBounds { key, .. } if key == "pst.king.d2.mg"
     );
 }
 
@@ -476,62 +416,38 @@ fn wrong_table_size_is_named() {
         }
         other => panic!("{other:?}"),
     }
-    let e = err(&edited(
-        "\"rook\": {\"v\": [620, 660]",
-        "\"rook\": {\"v\": [620]",
-    ));
-    assert!(
-        matches!(&e, ParamsError::WrongSize { key, .. } if key == "material.rook.v"),
-        "{e:?}"
+    assert_error!(
+        err(&edited("\"rook\": {\"v\": [620, 660]", "\"rook\": {\"v\": [620]")),
+        ParamsError::WrongSize { key, .. } if key == "material.rook.v"
     );
 }
 
 #[test]
 fn bad_bounds_and_types_are_named() {
-    let e = err(&edited(
-        "\"tempo\": {\"v\": 10, \"min\": 0, \"max\": 60",
-        "\"tempo\": {\"v\": 10, \"min\": 70, \"max\": 60",
-    ));
-    assert!(
-        matches!(&e, ParamsError::MinAboveMax { key, .. } if key == "tempo"),
-        "{e:?}"
+    let tempo = "\"tempo\": {\"v\": 10, \"min\": 0, \"max\": 60";
+    assert_error!(
+        err(&edited(tempo, "\"tempo\": {\"v\": 10, \"min\": 70, \"max\": 60")),
+        ParamsError::MinAboveMax { key, .. } if key == "tempo"
     );
-    let e = err(&edited(
-        "\"tempo\": {\"v\": 10, \"min\": 0, \"max\": 60, \"step\": 2",
-        "\"tempo\": {\"v\": 10, \"min\": 0, \"max\": 60, \"step\": 0",
-    ));
-    assert!(
-        matches!(&e, ParamsError::BadStep { key, .. } if key == "tempo.step"),
-        "{e:?}"
+    assert_error!(
+        err(&edited(&format!("{tempo}, \"step\": 2"), &format!("{tempo}, \"step\": 0"))),
+        ParamsError::BadStep { key, .. } if key == "tempo.step"
     );
-    let e = err(&edited(
-        "\"tempo\": {\"v\": 10,",
-        "\"tempo\": {\"v\": 10.5,",
-    ));
-    assert!(
-        matches!(&e, ParamsError::WrongType { key, .. } if key == "tempo.v"),
-        "{e:?}"
+    assert_error!(
+        err(&edited("\"tempo\": {\"v\": 10,", "\"tempo\": {\"v\": 10.5,")),
+        ParamsError::WrongType { key, .. } if key == "tempo.v"
     );
-    let e = err(&edited(
-        "\"rook\": {\"v\": [620, 660]",
-        "\"rook\": {\"v\": 620",
-    ));
-    assert!(
-        matches!(&e, ParamsError::WrongType { key, .. } if key == "material.rook.v"),
-        "{e:?}"
+    assert_error!(
+        err(&edited("\"rook\": {\"v\": [620, 660]", "\"rook\": {\"v\": 620")),
+        ParamsError::WrongType { key, .. } if key == "material.rook.v"
     );
-    let e = err(&edited("\"d2 e2\",", "\"e2 d2\","));
-    assert!(
-        matches!(&e, ParamsError::WrongSquares { key, .. } if key == "pst.king.squares"),
-        "{e:?}"
+    assert_error!(
+        err(&edited("\"d2 e2\",", "\"e2 d2\",")),
+        ParamsError::WrongSquares { key, .. } if key == "pst.king.squares"
     );
-    let e = err(&edited(
-        "\"variant\": \"xiangqi\"",
-        "\"variant\": \"jieqi\"",
-    ));
-    assert!(
-        matches!(&e, ParamsError::WrongVariant { found, .. } if found == "jieqi"),
-        "{e:?}"
+    assert_error!(
+        err(&edited("\"variant\": \"xiangqi\"", "\"variant\": \"jieqi\"")),
+        ParamsError::WrongVariant { found, .. } if found == "jieqi"
     );
     let e = EvalParams::load(std::path::Path::new("/nonexistent/xq.json")).expect_err("no file");
     assert!(e.to_string().contains("/nonexistent/xq.json"));
