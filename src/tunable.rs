@@ -114,15 +114,9 @@ pub trait ParamList {
     }
 }
 
-/// FNV-1a over the little-endian bytes of `values`.
+/// FNV-1a ([`crate::util::fnv1a`]) over the little-endian bytes of `values`.
 pub fn fnv1a(values: &[i32]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for v in values {
-        for b in v.to_le_bytes() {
-            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
+    crate::util::fnv1a(values.iter().flat_map(|v| v.to_le_bytes()))
 }
 
 /// Why a params file (or text) was refused. Every variant names the key or the place at fault.
