@@ -212,39 +212,37 @@ struct LegalContext {
 }
 
 impl Position {
-    /// Pseudo-legal moves (own king may be left attacked) onto squares in `target`.
+    /// Hands `f` the pseudo-legal targets of each own piece but the king, kind by kind (rooks,
+    /// cannons, horses, pawns, elephants, advisors): own squares included, cannon moves to
+    /// empty squares only with `quiet_ok`. Xiangqi keeps elephants to their half and advisors
+    /// to the palace.
     #[inline(always)]
-    fn generate_pseudo(&self, list: &mut MoveList, target: Bitboard, quiet_ok: bool) {
+    fn for_each_piece_targets(&self, quiet_ok: bool, mut f: impl FnMut(usize, Bitboard)) {
         let us = self.side.index();
         let own = self.by_color[us];
         let occ = self.occupied();
         let occ_rot = self.occ_rot;
         let theirs = self.by_color[us ^ 1];
         let empty = !occ & ALL;
-        let target = target & !own;
         let xiangqi = self.variant == Variant::Xiangqi;
 
         for s in Squares(own & self.by_kind[PieceType::Rook as usize]) {
-            push_targets(list, s, rook_attacks(s, occ, occ_rot) & target);
+            f(s, rook_attacks(s, occ, occ_rot));
         }
         for s in Squares(own & self.by_kind[PieceType::Cannon as usize]) {
             let (slide, jump) = rook_and_cannon(s, occ, occ_rot);
             let quiet = if quiet_ok { slide & empty } else { 0 };
-            push_targets(list, s, ((jump & theirs) | quiet) & target);
+            f(s, (jump & theirs) | quiet);
         }
         for s in Squares(own & self.by_kind[PieceType::Horse as usize]) {
-            push_targets(list, s, HORSE_MOVES[s][ortho_legs(s, occ)] & target);
+            f(s, HORSE_MOVES[s][ortho_legs(s, occ)]);
         }
         for s in Squares(own & self.by_kind[PieceType::Pawn as usize]) {
-            push_targets(list, s, PAWN_MOVES[us][s] & target);
+            f(s, PAWN_MOVES[us][s]);
         }
         let half = if xiangqi { HALF[us] } else { ALL };
         for s in Squares(own & self.by_kind[PieceType::Elephant as usize]) {
-            push_targets(
-                list,
-                s,
-                ELEPHANT_MOVES[s][diag_legs(s, occ)] & half & target,
-            );
+            f(s, ELEPHANT_MOVES[s][diag_legs(s, occ)] & half);
         }
         // Jieqi frees revealed advisors; a dark one (on d0/f0) still keeps to the palace.
         let confined = if xiangqi { ALL } else { self.dark };
@@ -254,8 +252,17 @@ impl Position {
             } else {
                 ALL
             };
-            push_targets(list, s, ADVISOR_MOVES[s] & palace & target);
+            f(s, ADVISOR_MOVES[s] & palace);
         }
+    }
+
+    /// Pseudo-legal moves (own king may be left attacked) onto squares in `target`.
+    #[inline(always)]
+    fn generate_pseudo(&self, list: &mut MoveList, target: Bitboard, quiet_ok: bool) {
+        let target = target & !self.by_color[self.side.index()];
+        self.for_each_piece_targets(quiet_ok, |s, targets| {
+            push_targets(list, s, targets & target)
+        });
         let k = self.king_square(self.side).index();
         push_targets(list, k, KING_MOVES[k] & target);
     }
@@ -362,13 +369,7 @@ impl Position {
     /// `quiet_ok` allows cannon moves to empty squares.
     #[inline(always)]
     fn generate_legal<S: MoveSink>(&self, sink: &mut S, target: Bitboard, quiet_ok: bool) {
-        let us = self.side.index();
-        let own = self.by_color[us];
-        let occ = self.occupied();
-        let occ_rot = self.occ_rot;
-        let theirs = self.by_color[us ^ 1];
-        let empty = !occ & ALL;
-        let target = target & !own & ALL;
+        let target = target & !self.by_color[self.side.index()] & ALL;
         let ksq = self.king_square(self.side).index();
         let (pinned, screens) = if self.in_check {
             (ALL, 0)
@@ -382,31 +383,9 @@ impl Position {
             target,
             ksq,
         };
-        for s in Squares(own & self.by_kind[PieceType::Rook as usize]) {
-            self.emit_legal(sink, &legal, s, rook_attacks(s, occ, occ_rot));
-        }
-        for s in Squares(own & self.by_kind[PieceType::Cannon as usize]) {
-            let (slide, jump) = rook_and_cannon(s, occ, occ_rot);
-            let quiet = if quiet_ok { slide & empty } else { 0 };
-            self.emit_legal(sink, &legal, s, (jump & theirs) | quiet);
-        }
-        for s in Squares(own & self.by_kind[PieceType::Horse as usize]) {
-            self.emit_legal(sink, &legal, s, HORSE_MOVES[s][ortho_legs(s, occ)]);
-        }
-        for s in Squares(own & self.by_kind[PieceType::Pawn as usize]) {
-            self.emit_legal(sink, &legal, s, PAWN_MOVES[us][s]);
-        }
-        for s in Squares(own & self.by_kind[PieceType::Elephant as usize]) {
-            self.emit_legal(
-                sink,
-                &legal,
-                s,
-                ELEPHANT_MOVES[s][diag_legs(s, occ)] & HALF[us],
-            );
-        }
-        for s in Squares(own & self.by_kind[PieceType::Advisor as usize]) {
-            self.emit_legal(sink, &legal, s, ADVISOR_MOVES[s] & PALACE);
-        }
+        self.for_each_piece_targets(quiet_ok, |s, targets| {
+            self.emit_legal(sink, &legal, s, targets)
+        });
         for to in Squares(KING_MOVES[ksq] & target) {
             let m = Move(ksq as u32 | (to as u32) << 7);
             if self.legal_slow(m, ksq) {
