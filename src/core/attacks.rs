@@ -97,35 +97,27 @@ const fn slide(pos: i32, occ: u32, n: i32) -> (u16, u16) {
     (rook, cannon)
 }
 
-/// `RANK_SLIDE[file][occ9]`: (rook, cannon) target files along a rank.
-static RANK_SLIDE: [[(u16, u16); 512]; 9] = {
-    let mut t = [[(0, 0); 512]; 9];
-    let mut f = 0;
-    while f < 9 {
+/// `table[pos][occ]`: `slide` for every cell of a line of `N` cells and every occupancy
+/// (`OCC` = 2^`N`).
+const fn slide_table<const N: usize, const OCC: usize>() -> [[(u16, u16); OCC]; N] {
+    let mut t = [[(0, 0); OCC]; N];
+    let mut pos = 0;
+    while pos < N {
         let mut o = 0;
-        while o < 512 {
-            t[f][o] = slide(f as i32, o as u32, 9);
+        while o < OCC {
+            t[pos][o] = slide(pos as i32, o as u32, N as i32);
             o += 1;
         }
-        f += 1;
+        pos += 1;
     }
     t
-};
+}
+
+/// `RANK_SLIDE[file][occ9]`: (rook, cannon) target files along a rank.
+static RANK_SLIDE: [[(u16, u16); 512]; 9] = slide_table::<9, 512>();
 
 /// `FILE_SLIDE[rank][occ10]`: (rook, cannon) target ranks along a file.
-static FILE_SLIDE: [[(u16, u16); 1024]; 10] = {
-    let mut t = [[(0, 0); 1024]; 10];
-    let mut r = 0;
-    while r < 10 {
-        let mut o = 0;
-        while o < 1024 {
-            t[r][o] = slide(r as i32, o as u32, 10);
-            o += 1;
-        }
-        r += 1;
-    }
-    t
-};
+static FILE_SLIDE: [[(u16, u16); 1024]; 10] = slide_table::<10, 1024>();
 
 /// `SPREAD[ranks10]`: a set of ranks turned into the squares of file a.
 static SPREAD: [Bitboard; 1024] = {
@@ -251,23 +243,28 @@ pub static ORTHO_NEIGHBOURS: [[u8; 4]; 90] = neighbours(ORTHO);
 /// of horses attacking the square), `NO_SQ` where off the board.
 pub static DIAG_NEIGHBOURS: [[u8; 4]; 90] = neighbours(DIAG);
 
-/// Squares within one diagonal step: the region whose occupancy can change a horse attack on
-/// the centre square.
-pub static DIAG_MASK: [Bitboard; 90] = {
+/// The set of the neighbours of each square in the 4 directions `dirs` that lie in `within`.
+const fn neighbour_set(dirs: [(i32, i32); 4], within: Bitboard) -> [Bitboard; 90] {
+    let n = neighbours(dirs);
     let mut t = [0u128; 90];
     let mut s = 0;
     while s < 90 {
         let mut d = 0;
         while d < 4 {
-            if DIAG_NEIGHBOURS[s][d] != NO_SQ {
-                t[s] |= 1u128 << DIAG_NEIGHBOURS[s][d];
+            if n[s][d] != NO_SQ {
+                t[s] |= 1u128 << n[s][d];
             }
             d += 1;
         }
+        t[s] &= within;
         s += 1;
     }
     t
-};
+}
+
+/// Squares within one diagonal step: the region whose occupancy can change a horse attack on
+/// the centre square.
+pub static DIAG_MASK: [Bitboard; 90] = neighbour_set(DIAG, ALL);
 
 /// Four occupancy bits taken from the squares in `legs` (off-board squares read as empty).
 #[inline(always)]
@@ -325,8 +322,22 @@ pub fn diag_legs(s: usize, occ: Bitboard) -> usize {
     (bits & DIAG_ON_BOARD[s] as u32) as usize
 }
 
-/// `HORSE_MOVES[s][legs]`: horse targets from `s` given its 4 leg occupancies (ORTHO order).
-pub static HORSE_MOVES: [[Bitboard; 16]; 90] = {
+/// The tables looked up by the occupancy of 4 leg/eye squares: which piece moves how, and
+/// through which neighbours of its square.
+#[derive(Clone, Copy)]
+enum LegTable {
+    HorseMoves,
+    HorseAttackers,
+    ElephantMoves,
+}
+
+/// `table[s][legs]`: the targets from `s` through the free ones of its 4 legs (bit `d` of `legs`
+/// set: the leg in direction `d` is blocked). A leg off the board leads nowhere.
+const fn leg_table(kind: LegTable) -> [[Bitboard; 16]; 90] {
+    let dirs = match kind {
+        LegTable::HorseMoves => ORTHO,
+        LegTable::HorseAttackers | LegTable::ElephantMoves => DIAG,
+    };
     let mut t = [[0u128; 16]; 90];
     let mut s = 0;
     while s < 90 {
@@ -335,15 +346,26 @@ pub static HORSE_MOVES: [[Bitboard; 16]; 90] = {
         while m < 16 {
             let mut d = 0;
             while d < 4 {
-                if m & (1 << d) == 0 && sq(f + ORTHO[d].0, r + ORTHO[d].1) >= 0 {
-                    let (dx, dy) = ORTHO[d];
-                    // Two targets beyond each free leg: straight two, then one to either side.
-                    let (tx, ty) = (f + 2 * dx, r + 2 * dy);
-                    if dx == 0 {
-                        t[s][m] |= bit(sq(tx - 1, ty)) | bit(sq(tx + 1, ty));
-                    } else {
-                        t[s][m] |= bit(sq(tx, ty - 1)) | bit(sq(tx, ty + 1));
-                    }
+                let (dx, dy) = dirs[d];
+                if m & (1 << d) == 0 && sq(f + dx, r + dy) >= 0 {
+                    t[s][m] |= match kind {
+                        // Two targets beyond each free leg: straight two, then one to either
+                        // side.
+                        LegTable::HorseMoves => {
+                            let (tx, ty) = (f + 2 * dx, r + 2 * dy);
+                            if dx == 0 {
+                                bit(sq(tx - 1, ty)) | bit(sq(tx + 1, ty))
+                            } else {
+                                bit(sq(tx, ty - 1)) | bit(sq(tx, ty + 1))
+                            }
+                        }
+                        // The two horses whose leg is this diagonal neighbour.
+                        LegTable::HorseAttackers => {
+                            bit(sq(f + 2 * dx, r + dy)) | bit(sq(f + dx, r + 2 * dy))
+                        }
+                        // Across the free eye.
+                        LegTable::ElephantMoves => bit(sq(f + 2 * dx, r + 2 * dy)),
+                    };
                 }
                 d += 1;
             }
@@ -352,75 +374,24 @@ pub static HORSE_MOVES: [[Bitboard; 16]; 90] = {
         s += 1;
     }
     t
-};
+}
+
+/// `HORSE_MOVES[s][legs]`: horse targets from `s` given its 4 leg occupancies (ORTHO order).
+pub static HORSE_MOVES: [[Bitboard; 16]; 90] = leg_table(LegTable::HorseMoves);
 
 /// `HORSE_ATTACKERS[s][diag]`: squares from which a horse attacks `s`, given the occupancy of
 /// the 4 diagonal neighbours of `s` (DIAG order), which are exactly those horses' legs.
-pub static HORSE_ATTACKERS: [[Bitboard; 16]; 90] = {
-    let mut t = [[0u128; 16]; 90];
-    let mut s = 0;
-    while s < 90 {
-        let (f, r) = ((s % 9) as i32, (s / 9) as i32);
-        let mut m = 0;
-        while m < 16 {
-            let mut d = 0;
-            while d < 4 {
-                let (dx, dy) = DIAG[d];
-                if m & (1 << d) == 0 && sq(f + dx, r + dy) >= 0 {
-                    t[s][m] |= bit(sq(f + 2 * dx, r + dy)) | bit(sq(f + dx, r + 2 * dy));
-                }
-                d += 1;
-            }
-            m += 1;
-        }
-        s += 1;
-    }
-    t
-};
+pub static HORSE_ATTACKERS: [[Bitboard; 16]; 90] = leg_table(LegTable::HorseAttackers);
 
 /// `ELEPHANT_MOVES[s][eyes]`: elephant targets from `s` given its eye occupancies (DIAG order),
 /// not yet confined to a half (the caller masks, since revealed Jieqi elephants may cross).
-pub static ELEPHANT_MOVES: [[Bitboard; 16]; 90] = {
-    let mut t = [[0u128; 16]; 90];
-    let mut s = 0;
-    while s < 90 {
-        let (f, r) = ((s % 9) as i32, (s / 9) as i32);
-        let mut m = 0;
-        while m < 16 {
-            let mut d = 0;
-            while d < 4 {
-                let (dx, dy) = DIAG[d];
-                if m & (1 << d) == 0 && sq(f + dx, r + dy) >= 0 {
-                    t[s][m] |= bit(sq(f + 2 * dx, r + 2 * dy));
-                }
-                d += 1;
-            }
-            m += 1;
-        }
-        s += 1;
-    }
-    t
-};
+pub static ELEPHANT_MOVES: [[Bitboard; 16]; 90] = leg_table(LegTable::ElephantMoves);
 
 /// Advisor targets: the diagonal neighbours (the caller confines them to the palace).
 pub static ADVISOR_MOVES: [Bitboard; 90] = DIAG_MASK;
 
 /// King targets: orthogonal neighbours inside a palace.
-pub static KING_MOVES: [Bitboard; 90] = {
-    let mut t = [0u128; 90];
-    let mut s = 0;
-    while s < 90 {
-        let (f, r) = ((s % 9) as i32, (s / 9) as i32);
-        let mut d = 0;
-        while d < 4 {
-            t[s] |= bit(sq(f + ORTHO[d].0, r + ORTHO[d].1));
-            d += 1;
-        }
-        t[s] &= PALACE;
-        s += 1;
-    }
-    t
-};
+pub static KING_MOVES: [Bitboard; 90] = neighbour_set(ORTHO, PALACE);
 
 /// `PAWN_MOVES[color][s]`: forward one, and sideways once across the river.
 pub static PAWN_MOVES: [[Bitboard; 90]; 2] = {
@@ -507,31 +478,25 @@ pub static HORSE_VIA_LEG: [[Bitboard; 4]; 90] = {
     t
 };
 
-/// Squares an advisor of `color` can ever stand on in Xiangqi (the five palace points).
-pub const ADVISOR_SQUARES: [Bitboard; 2] = {
+/// The (file, rank) points `pts` of red's side, and the same points mirrored to black's.
+const fn points_of_both(pts: &[(i32, i32)]) -> [Bitboard; 2] {
     let mut t = [0u128; 2];
-    let pts = [(3, 0), (5, 0), (4, 1), (3, 2), (5, 2)];
     let mut i = 0;
-    while i < 5 {
+    while i < pts.len() {
         t[0] |= bit(sq(pts[i].0, pts[i].1));
         t[1] |= bit(sq(pts[i].0, 9 - pts[i].1));
         i += 1;
     }
     t
-};
+}
+
+/// Squares an advisor of `color` can ever stand on in Xiangqi (the five palace points).
+pub const ADVISOR_SQUARES: [Bitboard; 2] =
+    points_of_both(&[(3, 0), (5, 0), (4, 1), (3, 2), (5, 2)]);
 
 /// Squares an elephant of `color` can ever stand on in Xiangqi (seven points of its half).
-pub const ELEPHANT_SQUARES: [Bitboard; 2] = {
-    let mut t = [0u128; 2];
-    let pts = [(2, 0), (6, 0), (0, 2), (4, 2), (8, 2), (2, 4), (6, 4)];
-    let mut i = 0;
-    while i < 7 {
-        t[0] |= bit(sq(pts[i].0, pts[i].1));
-        t[1] |= bit(sq(pts[i].0, 9 - pts[i].1));
-        i += 1;
-    }
-    t
-};
+pub const ELEPHANT_SQUARES: [Bitboard; 2] =
+    points_of_both(&[(2, 0), (6, 0), (0, 2), (4, 2), (8, 2), (2, 4), (6, 4)]);
 
 /// Squares a pawn of `color` can ever stand on: its five start files on its own two front
 /// ranks, and every square across the river.

@@ -326,47 +326,30 @@ impl Setup {
         if fields.len() > 6 {
             return Err(FenError::TooManyFields(fields[6..].join(" ")));
         }
-        if is_jieqi_layout(&fields) {
-            return Setup::parse_jieqi(&fields);
-        }
+        let jieqi = is_jieqi_layout(&fields);
         let (board, dark) = parse_board(fields[0])?;
+        // The Jieqi layout has at least three fields, so always names the side.
         let side = match fields.get(1) {
             Some(s) => parse_side(s)?,
             None => Color::Red,
         };
-        // Fields 3 and 4 are the chess castling / en-passant placeholders ('-').
-        let rule60 = match fields.get(4) {
+        // Jieqi: the pool, then the clocks. Xiangqi: fields 3 and 4 are the chess castling /
+        // en-passant placeholders ('-'), then the clocks.
+        let pool = if jieqi {
+            Some(parse_pool(fields[2])?)
+        } else {
+            None
+        };
+        let clocks = if jieqi { 3 } else { 4 };
+        let rule60 = match fields.get(clocks) {
             Some(s) => parse_number("halfmove clock", s)?,
             None => 0,
         };
-        let fullmove = match fields.get(5) {
+        let fullmove = match fields.get(clocks + 1) {
             Some(s) => parse_number("fullmove number", s)?.max(1),
             None => 1,
         };
-        Ok(Setup {
-            board,
-            dark,
-            side,
-            rule60,
-            fullmove,
-            pool: None,
-            hidden: [None; 90],
-        })
-    }
-
-    fn parse_jieqi(fields: &[&str]) -> Result<Setup, FenError> {
-        let (board, dark) = parse_board(fields[0])?;
-        let side = parse_side(fields[1])?;
-        let pool = parse_pool(fields[2])?;
-        let rule60 = match fields.get(3) {
-            Some(s) => parse_number("halfmove clock", s)?,
-            None => 0,
-        };
-        let fullmove = match fields.get(4) {
-            Some(s) => parse_number("fullmove number", s)?.max(1),
-            None => 1,
-        };
-        let hidden = match fields.get(5) {
+        let hidden = match fields.get(5).filter(|_| jieqi) {
             Some(f) => parse_hidden(f, &dark)?,
             None => [None; 90],
         };
@@ -376,7 +359,7 @@ impl Setup {
             side,
             rule60,
             fullmove,
-            pool: Some(pool),
+            pool,
             hidden,
         })
     }

@@ -212,51 +212,69 @@ struct LegalContext {
 }
 
 impl Position {
-    /// Pseudo-legal moves (own king may be left attacked) onto squares in `target`.
+    /// Hands the moves of each own piece but the king to `sink` through `emit_legal`, kind by
+    /// kind (rooks, cannons, horses, pawns, elephants, advisors); cannon moves to empty squares
+    /// only with `quiet_ok`. `xiangqi` (the position's variant) keeps elephants to their half
+    /// and advisors to the palace.
     #[inline(always)]
-    fn generate_pseudo(&self, list: &mut MoveList, target: Bitboard, quiet_ok: bool) {
+    fn emit_piece_moves<S: MoveSink>(
+        &self,
+        sink: &mut S,
+        legal: &LegalContext,
+        quiet_ok: bool,
+        xiangqi: bool,
+    ) {
         let us = self.side.index();
         let own = self.by_color[us];
         let occ = self.occupied();
         let occ_rot = self.occ_rot;
         let theirs = self.by_color[us ^ 1];
         let empty = !occ & ALL;
-        let target = target & !own;
-        let xiangqi = self.variant == Variant::Xiangqi;
 
         for s in Squares(own & self.by_kind[PieceType::Rook as usize]) {
-            push_targets(list, s, rook_attacks(s, occ, occ_rot) & target);
+            self.emit_legal(sink, legal, s, rook_attacks(s, occ, occ_rot));
         }
         for s in Squares(own & self.by_kind[PieceType::Cannon as usize]) {
             let (slide, jump) = rook_and_cannon(s, occ, occ_rot);
             let quiet = if quiet_ok { slide & empty } else { 0 };
-            push_targets(list, s, ((jump & theirs) | quiet) & target);
+            self.emit_legal(sink, legal, s, (jump & theirs) | quiet);
         }
         for s in Squares(own & self.by_kind[PieceType::Horse as usize]) {
-            push_targets(list, s, HORSE_MOVES[s][ortho_legs(s, occ)] & target);
+            self.emit_legal(sink, legal, s, HORSE_MOVES[s][ortho_legs(s, occ)]);
         }
         for s in Squares(own & self.by_kind[PieceType::Pawn as usize]) {
-            push_targets(list, s, PAWN_MOVES[us][s] & target);
+            self.emit_legal(sink, legal, s, PAWN_MOVES[us][s]);
         }
         let half = if xiangqi { HALF[us] } else { ALL };
         for s in Squares(own & self.by_kind[PieceType::Elephant as usize]) {
-            push_targets(
-                list,
-                s,
-                ELEPHANT_MOVES[s][diag_legs(s, occ)] & half & target,
-            );
+            let targets = ELEPHANT_MOVES[s][diag_legs(s, occ)] & half;
+            self.emit_legal(sink, legal, s, targets);
         }
         // Jieqi frees revealed advisors; a dark one (on d0/f0) still keeps to the palace.
-        let confined = if xiangqi { ALL } else { self.dark };
         for s in Squares(own & self.by_kind[PieceType::Advisor as usize]) {
-            let palace = if confined & (1u128 << s) != 0 {
+            let palace = if xiangqi || self.dark & SQUARE_BB[s] != 0 {
                 PALACE
             } else {
                 ALL
             };
-            push_targets(list, s, ADVISOR_MOVES[s] & palace & target);
+            self.emit_legal(sink, legal, s, ADVISOR_MOVES[s] & palace);
         }
+    }
+
+    /// Pseudo-legal moves (own king may be left attacked) onto squares in `target`.
+    #[inline(always)]
+    fn generate_pseudo(&self, list: &mut MoveList, target: Bitboard, quiet_ok: bool) {
+        let target = target & !self.by_color[self.side.index()];
         let k = self.king_square(self.side).index();
+        // No piece is tested: every target is taken as it comes.
+        let untested = LegalContext {
+            pinned: 0,
+            free_target: target,
+            target,
+            ksq: k,
+        };
+        let xiangqi = self.variant == Variant::Xiangqi;
+        self.emit_piece_moves(list, &untested, quiet_ok, xiangqi);
         push_targets(list, k, KING_MOVES[k] & target);
     }
 
@@ -362,13 +380,7 @@ impl Position {
     /// `quiet_ok` allows cannon moves to empty squares.
     #[inline(always)]
     fn generate_legal<S: MoveSink>(&self, sink: &mut S, target: Bitboard, quiet_ok: bool) {
-        let us = self.side.index();
-        let own = self.by_color[us];
-        let occ = self.occupied();
-        let occ_rot = self.occ_rot;
-        let theirs = self.by_color[us ^ 1];
-        let empty = !occ & ALL;
-        let target = target & !own & ALL;
+        let target = target & !self.by_color[self.side.index()] & ALL;
         let ksq = self.king_square(self.side).index();
         let (pinned, screens) = if self.in_check {
             (ALL, 0)
@@ -382,31 +394,7 @@ impl Position {
             target,
             ksq,
         };
-        for s in Squares(own & self.by_kind[PieceType::Rook as usize]) {
-            self.emit_legal(sink, &legal, s, rook_attacks(s, occ, occ_rot));
-        }
-        for s in Squares(own & self.by_kind[PieceType::Cannon as usize]) {
-            let (slide, jump) = rook_and_cannon(s, occ, occ_rot);
-            let quiet = if quiet_ok { slide & empty } else { 0 };
-            self.emit_legal(sink, &legal, s, (jump & theirs) | quiet);
-        }
-        for s in Squares(own & self.by_kind[PieceType::Horse as usize]) {
-            self.emit_legal(sink, &legal, s, HORSE_MOVES[s][ortho_legs(s, occ)]);
-        }
-        for s in Squares(own & self.by_kind[PieceType::Pawn as usize]) {
-            self.emit_legal(sink, &legal, s, PAWN_MOVES[us][s]);
-        }
-        for s in Squares(own & self.by_kind[PieceType::Elephant as usize]) {
-            self.emit_legal(
-                sink,
-                &legal,
-                s,
-                ELEPHANT_MOVES[s][diag_legs(s, occ)] & HALF[us],
-            );
-        }
-        for s in Squares(own & self.by_kind[PieceType::Advisor as usize]) {
-            self.emit_legal(sink, &legal, s, ADVISOR_MOVES[s] & PALACE);
-        }
+        self.emit_piece_moves(sink, &legal, quiet_ok, true);
         for to in Squares(KING_MOVES[ksq] & target) {
             let m = Move(ksq as u32 | (to as u32) << 7);
             if self.legal_slow(m, ksq) {

@@ -274,6 +274,23 @@ fn moves_straight(kind: PieceType) -> bool {
     )
 }
 
+/// The action of a move of a `color` `kind` from `from` to `to`, and its number: the target
+/// file for sideways moves and pieces that do not move straight, else the ranks moved.
+fn action_and_number(kind: PieceType, color: Color, from: Square, to: Square) -> (Action, u8) {
+    let fwd = forward_delta(color, from, to);
+    let action = match fwd {
+        0 => Action::Sideways,
+        d if d > 0 => Action::Forward,
+        _ => Action::Backward,
+    };
+    let number = if action == Action::Sideways || !moves_straight(kind) {
+        file_number(color, to.file())
+    } else {
+        fwd.unsigned_abs() as u8
+    };
+    (action, number)
+}
+
 fn stack_info(pos: &Position, sq: Square) -> Option<StackInfo> {
     let piece = pos.piece_at(sq)?;
     let bb = pos.pieces_of(piece.color, piece.kind);
@@ -339,21 +356,7 @@ impl Description {
         }
         let color = piece.color;
         let (from, to) = (m.from(), m.to());
-        let fwd = forward_delta(color, from, to);
-        let action = match fwd {
-            0 => Action::Sideways,
-            d if d > 0 => Action::Forward,
-            _ => Action::Backward,
-        };
-        if action != self.action {
-            return false;
-        }
-        let number = if action == Action::Sideways || !moves_straight(kind) {
-            file_number(color, to.file())
-        } else {
-            fwd.unsigned_abs() as u8
-        };
-        if number != self.number {
+        if action_and_number(kind, color, from, to) != (self.action, self.number) {
             return false;
         }
         let from_file = file_number(color, from.file());
@@ -417,15 +420,34 @@ fn chinese_token(c: char) -> Option<ChineseToken> {
     })
 }
 
-fn parse_chinese(text: &str) -> Option<Description> {
-    use ChineseToken as T;
-    let tokens: Option<Vec<ChineseToken>> = text
+/// What a notation's token sequence names: kind, selector, action and number of a
+/// [`Description`].
+type Fields = (Option<PieceType>, Selector, Action, u8);
+
+/// Reads `text` in one notation: `classify` turns each character (white space skipped) into a
+/// token, `read` finds the description's fields in the tokens.
+fn describe<T>(
+    text: &str,
+    classify: fn(char) -> Option<T>,
+    read: fn(&[T]) -> Option<Fields>,
+) -> Option<Description> {
+    let tokens: Vec<T> = text
         .chars()
         .filter(|c| !c.is_whitespace())
-        .map(chinese_token)
-        .collect();
-    let tokens = tokens?;
-    let (selector_part, action, number) = match tokens.as_slice() {
+        .map(classify)
+        .collect::<Option<_>>()?;
+    let (kind, selector, action, number) = read(&tokens)?;
+    Some(Description {
+        kind,
+        selector,
+        action,
+        number,
+    })
+}
+
+fn read_chinese(tokens: &[ChineseToken]) -> Option<Fields> {
+    use ChineseToken as T;
+    let (selector_part, action, number) = match tokens {
         [rest @ .., T::Action(a), T::Number(n)] => (rest, *a, *n),
         _ => return None,
     };
@@ -451,12 +473,7 @@ fn parse_chinese(text: &str) -> Option<Description> {
         [T::Piece(k), T::Number(f), T::Place(p)] => (Some(k), Selector::Stack(p, Some(f))),
         _ => return None,
     };
-    Some(Description {
-        kind,
-        selector,
-        action,
-        number,
-    })
+    Some((kind, selector, action, number))
 }
 
 /// One character of WXF notation, classified.
@@ -487,14 +504,8 @@ fn wxf_token(c: char) -> Option<WxfToken> {
     })
 }
 
-fn parse_wxf(text: &str) -> Option<Description> {
+fn read_wxf(tokens: &[WxfToken]) -> Option<Fields> {
     use WxfToken as T;
-    let tokens: Option<Vec<WxfToken>> = text
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .map(wxf_token)
-        .collect();
-    let tokens = tokens?;
     let op = |t: WxfToken| match t {
         T::Plus => Some(Action::Forward),
         T::Minus => Some(Action::Backward),
@@ -506,16 +517,11 @@ fn parse_wxf(text: &str) -> Option<Description> {
         T::Minus => Some(Place::WxfMinus),
         _ => None,
     };
-    let (sel, action, number) = match tokens.as_slice() {
+    let (sel, action, number) = match tokens {
         [a, b, o, T::Digit(n)] => ([*a, *b], op(*o)?, *n),
         // C25: traverse without an operator.
         [T::Piece(k), T::Digit(f), T::Digit(n)] => {
-            return Some(Description {
-                kind: Some(*k),
-                selector: Selector::File(*f),
-                action: Action::Sideways,
-                number: *n,
-            });
+            ([T::Piece(*k), T::Digit(*f)], Action::Sideways, *n)
         }
         _ => return None,
     };
@@ -528,12 +534,7 @@ fn parse_wxf(text: &str) -> Option<Description> {
         [T::Digit(f), p] => (None, Selector::Stack(place(p)?, Some(f))),
         _ => return None,
     };
-    Some(Description {
-        kind,
-        selector,
-        action,
-        number,
-    })
+    Some((kind, selector, action, number))
 }
 
 /// Whether the text looks like coordinates (`h2e2`, `H2-E2`).
@@ -572,15 +573,25 @@ impl Position {
     /// Reads a move in Chinese notation (traditional or simplified, either side's characters,
     /// Chinese-numeral, full-width or ASCII digits) and returns the legal move it names.
     pub fn parse_chinese(&self, text: &str) -> Result<Move, NotationError> {
-        let t = text.trim();
-        let desc = parse_chinese(t).ok_or_else(|| NotationError::Syntax(t.to_string()))?;
-        self.resolve(t, desc)
+        self.parse_with(text, chinese_token, read_chinese)
     }
 
     /// Reads a move in WXF notation (`C2=5`, `C2.5`, `H8+7`, `R+=3`, `+R=3`, `7+.6`, `++.4`).
     pub fn parse_wxf(&self, text: &str) -> Result<Move, NotationError> {
+        self.parse_with(text, wxf_token, read_wxf)
+    }
+
+    /// Reads the trimmed `text` in the notation of `classify` and `read` (see [`describe`]) and
+    /// returns the legal move it names.
+    fn parse_with<T>(
+        &self,
+        text: &str,
+        classify: fn(char) -> Option<T>,
+        read: fn(&[T]) -> Option<Fields>,
+    ) -> Result<Move, NotationError> {
         let t = text.trim();
-        let desc = parse_wxf(t).ok_or_else(|| NotationError::Syntax(t.to_string()))?;
+        let desc =
+            describe(t, classify, read).ok_or_else(|| NotationError::Syntax(t.to_string()))?;
         self.resolve(t, desc)
     }
 
@@ -608,17 +619,7 @@ impl Position {
     fn describe(&self, m: Move) -> Option<(PieceType, Color, Option<StackInfo>, Action, u8)> {
         let piece = self.piece_at(m.from())?;
         let (from, to) = (m.from(), m.to());
-        let fwd = forward_delta(piece.color, from, to);
-        let action = match fwd {
-            0 => Action::Sideways,
-            d if d > 0 => Action::Forward,
-            _ => Action::Backward,
-        };
-        let number = if action == Action::Sideways || !moves_straight(piece.kind) {
-            file_number(piece.color, to.file())
-        } else {
-            fwd.unsigned_abs() as u8
-        };
+        let (action, number) = action_and_number(piece.kind, piece.color, from, to);
         // Two advisors or elephants on one file never need 前/後: one can only advance and the
         // other only retreat (WXF: `A6+5`, not `A-+5`), so they are always named by their file.
         let info = stack_info(self, from)
@@ -772,6 +773,13 @@ mod tests {
         }
     }
 
+    /// Each text of `cases` reads as its coordinate move in `pos`.
+    fn assert_reads(pos: &Position, cases: &[(&str, &str)]) {
+        for &(t, uci) in cases {
+            assert_eq!(pos.parse_any(t).unwrap().uci(), uci, "{t}");
+        }
+    }
+
     #[test]
     fn opening_moves_in_every_notation() {
         let pos = Position::startpos();
@@ -787,24 +795,34 @@ mod tests {
         ] {
             assert_eq!(pos.parse_any(t).map(|m| m.uci()), Ok("h2e2".into()), "{t}");
         }
-        assert_eq!(pos.parse_any("馬二進三").unwrap().uci(), "h0g2");
-        assert_eq!(pos.parse_any("傌二进三").unwrap().uci(), "h0g2");
-        assert_eq!(pos.parse_any("H2+3").unwrap().uci(), "h0g2");
-        assert_eq!(pos.parse_any("相三進五").unwrap().uci(), "g0e2");
-        assert_eq!(pos.parse_any("仕四進五").unwrap().uci(), "f0e1");
-        assert_eq!(pos.parse_any("兵七進一").unwrap().uci(), "c3c4");
+        assert_reads(
+            &pos,
+            &[
+                ("馬二進三", "h0g2"),
+                ("傌二进三", "h0g2"),
+                ("H2+3", "h0g2"),
+                ("相三進五", "g0e2"),
+                ("仕四進五", "f0e1"),
+                ("兵七進一", "c3c4"),
+            ],
+        );
         let mut pos = pos;
         play(&mut pos, &["h2e2"]);
         for t in ["馬８進７", "马8进7", "馬8進7", "H8+7", "h9g7"] {
             assert_eq!(pos.parse_any(t).map(|m| m.uci()), Ok("h9g7".into()), "{t}");
         }
-        assert_eq!(pos.parse_any("砲８平５").unwrap().uci(), "h7e7");
-        assert_eq!(pos.parse_any("包8平5").unwrap().uci(), "h7e7");
-        assert_eq!(pos.parse_any("將５進１").unwrap().uci(), "e9e8");
-        assert_eq!(pos.parse_any("将5进1").unwrap().uci(), "e9e8");
-        assert_eq!(pos.parse_any("象３進５").unwrap().uci(), "c9e7");
-        assert_eq!(pos.parse_any("士４進５").unwrap().uci(), "d9e8");
-        assert_eq!(pos.parse_any("卒３進１").unwrap().uci(), "c6c5");
+        assert_reads(
+            &pos,
+            &[
+                ("砲８平５", "h7e7"),
+                ("包8平5", "h7e7"),
+                ("將５進１", "e9e8"),
+                ("将5进1", "e9e8"),
+                ("象３進５", "c9e7"),
+                ("士４進５", "d9e8"),
+                ("卒３進１", "c6c5"),
+            ],
+        );
     }
 
     #[test]

@@ -232,6 +232,11 @@ mod tests {
         Position::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"))
     }
 
+    /// The outcome of a finished game, as `Position::outcome` reports it.
+    fn over(result: GameResult, reason: Reason) -> Option<Outcome> {
+        Some(Outcome { result, reason })
+    }
+
     fn play(p: &mut Position, moves: &[&str]) {
         for mv in moves {
             let m = p
@@ -252,22 +257,10 @@ mod tests {
         let p = pos("R3k4/R8/9/9/9/9/9/9/9/3K5 b - - 0 1");
         assert!(p.in_check());
         assert!(p.legal_moves().is_empty());
-        assert_eq!(
-            p.outcome(),
-            Some(Outcome {
-                result: GameResult::RedWins,
-                reason: Reason::Checkmate
-            })
-        );
+        assert_eq!(p.outcome(), over(GameResult::RedWins, Reason::Checkmate));
         // The same with red mated: flying general covers d-file, rook and cannon the rest.
         let p = pos("3k5/9/9/9/9/9/9/9/r8/r3K4 w - - 0 1");
-        assert_eq!(
-            p.outcome(),
-            Some(Outcome {
-                result: GameResult::BlackWins,
-                reason: Reason::Checkmate
-            })
-        );
+        assert_eq!(p.outcome(), over(GameResult::BlackWins, Reason::Checkmate));
     }
 
     #[test]
@@ -277,13 +270,7 @@ mod tests {
         let p = pos("4k4/R8/9/9/9/9/9/9/5R3/3K5 b - - 0 1");
         assert!(!p.in_check());
         assert!(p.legal_moves().is_empty());
-        assert_eq!(
-            p.outcome(),
-            Some(Outcome {
-                result: GameResult::RedWins,
-                reason: Reason::Stalemate
-            })
-        );
+        assert_eq!(p.outcome(), over(GameResult::RedWins, Reason::Stalemate));
     }
 
     #[test]
@@ -292,13 +279,7 @@ mod tests {
         assert_eq!(p.outcome(), None);
         play(&mut p, &["a1a2"]);
         assert_eq!(p.rule60(), 120);
-        assert_eq!(
-            p.outcome(),
-            Some(Outcome {
-                result: GameResult::Draw,
-                reason: Reason::NoCaptureLimit
-            })
-        );
+        assert_eq!(p.outcome(), over(GameResult::Draw, Reason::NoCaptureLimit));
         // A capture resets the counter.
         let mut p = pos("4k4/9/9/9/9/9/9/9/R3r4/3K5 w - - 119 80");
         play(&mut p, &["a1e1"]);
@@ -332,10 +313,7 @@ mod tests {
         assert!(p.in_check());
         assert_eq!(
             p.outcome(),
-            Some(Outcome {
-                result: GameResult::BlackWins,
-                reason: Reason::PerpetualCheck
-            })
+            over(GameResult::BlackWins, Reason::PerpetualCheck)
         );
         // Seen from the checker's side after its next move the verdict is a loss.
         let mut q = p.clone();
@@ -343,10 +321,7 @@ mod tests {
         assert_eq!(q.repetition(3), Some(Repetition::Loss));
         assert_eq!(
             q.outcome(),
-            Some(Outcome {
-                result: GameResult::BlackWins,
-                reason: Reason::PerpetualCheck
-            })
+            over(GameResult::BlackWins, Reason::PerpetualCheck)
         );
     }
 
@@ -358,13 +333,7 @@ mod tests {
         assert_eq!(p.outcome(), None);
         assert_eq!(p.repetition(2), Some(Repetition::Draw));
         play(&mut p, &cycle);
-        assert_eq!(
-            p.outcome(),
-            Some(Outcome {
-                result: GameResult::Draw,
-                reason: Reason::Repetition
-            })
-        );
+        assert_eq!(p.outcome(), over(GameResult::Draw, Reason::Repetition));
     }
 
     #[test]
@@ -374,13 +343,7 @@ mod tests {
         let cycle = ["a1a9", "e9e8", "a9a1", "e8e9"];
         play(&mut p, &cycle);
         play(&mut p, &cycle);
-        assert_eq!(
-            p.outcome(),
-            Some(Outcome {
-                result: GameResult::Draw,
-                reason: Reason::Repetition
-            })
-        );
+        assert_eq!(p.outcome(), over(GameResult::Draw, Reason::Repetition));
     }
 
     #[test]
@@ -408,10 +371,7 @@ mod tests {
             assert!(p.insufficient_material(), "{fen}");
             assert_eq!(
                 p.outcome(),
-                Some(Outcome {
-                    result: GameResult::Draw,
-                    reason: Reason::InsufficientMaterial
-                }),
+                over(GameResult::Draw, Reason::InsufficientMaterial),
                 "{fen}"
             );
         }

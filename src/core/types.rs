@@ -328,34 +328,46 @@ impl Move {
         Move(self.0 & 0x3fff)
     }
 
+    /// Bit offset of the mover's revealed kind (3 bits, kind + 1, 0: none).
+    const REVEAL_SHIFT: u32 = 14;
+    /// Bit offset of the captured piece's revealed kind (3 bits, kind + 1, 0: none).
+    const CAPTURED_REVEAL_SHIFT: u32 = 17;
+
+    /// The move with `kind` in the 3-bit kind field at `shift`.
+    #[inline(always)]
+    const fn with_kind_at(self, shift: u32, kind: PieceType) -> Move {
+        Move((self.0 & !(7 << shift)) | ((kind as u32 + 1) << shift))
+    }
+
+    /// The kind in the 3-bit kind field at `shift`, if any.
+    #[inline(always)]
+    const fn kind_at(self, shift: u32) -> Option<PieceType> {
+        let v = (self.0 >> shift) & 7;
+        if v == 0 {
+            None
+        } else {
+            Some(PieceType::ALL[(v - 1) as usize])
+        }
+    }
+
     #[inline(always)]
     pub const fn with_reveal(self, kind: PieceType) -> Move {
-        Move((self.0 & !(7 << 14)) | ((kind as u32 + 1) << 14))
+        self.with_kind_at(Self::REVEAL_SHIFT, kind)
     }
 
     #[inline(always)]
     pub const fn reveal(self) -> Option<PieceType> {
-        let v = (self.0 >> 14) & 7;
-        if v == 0 {
-            None
-        } else {
-            Some(PieceType::ALL[(v - 1) as usize])
-        }
+        self.kind_at(Self::REVEAL_SHIFT)
     }
 
     #[inline(always)]
     pub const fn with_captured_reveal(self, kind: PieceType) -> Move {
-        Move((self.0 & !(7 << 17)) | ((kind as u32 + 1) << 17))
+        self.with_kind_at(Self::CAPTURED_REVEAL_SHIFT, kind)
     }
 
     #[inline(always)]
     pub const fn captured_reveal(self) -> Option<PieceType> {
-        let v = (self.0 >> 17) & 7;
-        if v == 0 {
-            None
-        } else {
-            Some(PieceType::ALL[(v - 1) as usize])
-        }
+        self.kind_at(Self::CAPTURED_REVEAL_SHIFT)
     }
 
     /// The four-character coordinate form (`h2e2`), without suffixes.

@@ -749,7 +749,7 @@ impl Searcher {
 
         while let Some((m, order)) = picker.next_move(pos, &self.heur) {
             let capture = pos.is_capture(m);
-            if pos.is_dark(m.from()) {
+            let score = if pos.is_dark(m.from()) {
                 // Jieqi chance node: no pruning or reduction beyond the dark-count rule, full
                 // window, and the principal variation stops here.
                 searched += 1;
@@ -760,89 +760,84 @@ impl Searcher {
                     return 0;
                 }
                 self.pv_len[ply + 1] = 0;
-                let mut best = (&mut best_score, &mut best_move, &mut alpha);
-                if self.note_score(m, score, beta, ply, pv_node || root, root, &mut best) {
-                    break;
-                }
-                if !capture && n_quiets < quiets.len() {
-                    quiets[n_quiets] = m;
-                    n_quiets += 1;
-                }
-                continue;
-            }
-            let code = us_code_of(pos, m);
-            let hist = if capture {
-                0
+                score
             } else {
-                self.heur.history[code as usize][m.to().index()]
-            };
-            // Late move pruning (at low depth, quiet moves far down the list rarely matter) and
-            // futility pruning (a quiet move cannot lift a hopeless static eval), for quiet
-            // moves that do not give check. A move outside the check zone is pruned without
-            // being played; one inside it is played first to learn whether it checks.
-            let prunable = !root && !in_check && !capture && best_score > -MATE_BOUND;
-            let prune = |searched: i32, alpha: i32| {
-                let lmp_limit = p.lmp_base + depth * depth / if improving { 1 } else { 2 };
-                (depth <= p.lmp_max_depth && searched >= lmp_limit)
-                    || (depth <= p.futility_max_depth
-                        && alpha.abs() < MATE_BOUND
-                        && static_eval + p.futility_base + p.futility_margin * depth <= alpha)
-            };
-            // Pruning, once it holds, holds for every later quiet move (`searched` and `alpha`
-            // only grow): the rest of the list keeps only the moves that might check.
-            if prunable && !pos.may_give_check(m, check_zone) && prune(searched, alpha) {
-                picker.skip_quiets_outside(pos, check_zone);
-                continue;
-            }
-            self.tt.prefetch(pos.key_after(m));
-            pos.make_move(m);
-            let gives_check = pos.in_check();
-            if prunable && !gives_check && prune(searched, alpha) {
+                let code = us_code_of(pos, m);
+                let hist = if capture {
+                    0
+                } else {
+                    self.heur.history[code as usize][m.to().index()]
+                };
+                // Late move pruning (at low depth, quiet moves far down the list rarely matter) and
+                // futility pruning (a quiet move cannot lift a hopeless static eval), for quiet
+                // moves that do not give check. A move outside the check zone is pruned without
+                // being played; one inside it is played first to learn whether it checks.
+                let prunable = !root && !in_check && !capture && best_score > -MATE_BOUND;
+                let prune = |searched: i32, alpha: i32| {
+                    let lmp_limit = p.lmp_base + depth * depth / if improving { 1 } else { 2 };
+                    (depth <= p.lmp_max_depth && searched >= lmp_limit)
+                        || (depth <= p.futility_max_depth
+                            && alpha.abs() < MATE_BOUND
+                            && static_eval + p.futility_base + p.futility_margin * depth <= alpha)
+                };
+                // Pruning, once it holds, holds for every later quiet move (`searched` and `alpha`
+                // only grow): the rest of the list keeps only the moves that might check.
+                if prunable && !pos.may_give_check(m, check_zone) && prune(searched, alpha) {
+                    picker.skip_quiets_outside(pos, check_zone);
+                    continue;
+                }
+                self.tt.prefetch(pos.key_after(m));
+                pos.make_move(m);
+                let gives_check = pos.in_check();
+                if prunable && !gives_check && prune(searched, alpha) {
+                    pos.unmake_move();
+                    picker.skip_quiets_outside(pos, check_zone);
+                    continue;
+                }
+                searched += 1;
+                let ext =
+                    (gives_check && (ply as i32) < 2 * self.root_depth && ply + 4 < MAX_PLY) as i32;
+                let new_depth = depth - 1 + ext;
+                let mut score;
+                if searched == 1 {
+                    score = -self.negamax(
+                        pos,
+                        -beta,
+                        -alpha,
+                        new_depth,
+                        ply + 1,
+                        !pv_node && !cut_node,
+                    );
+                } else {
+                    let mut r = 0;
+                    if depth >= p.lmr_min_depth
+                        && searched > p.lmr_min_moves
+                        && !capture
+                        && !in_check
+                        && !gives_check
+                    {
+                        r = self.lmr[depth.min(63) as usize][(searched as usize).min(63)];
+                        r += !pv_node as i32;
+                        r += (cut_node && !improving) as i32;
+                        r -= (order >= ScoredMoves::KILLER) as i32;
+                        r -= hist / p.lmr_history_divisor.max(1);
+                        r = r.clamp(0, (new_depth - 1).max(0));
+                    }
+                    score = -self.negamax(pos, -alpha - 1, -alpha, new_depth - r, ply + 1, true);
+                    if score > alpha && r > 0 {
+                        score =
+                            -self.negamax(pos, -alpha - 1, -alpha, new_depth, ply + 1, !cut_node);
+                    }
+                    if pv_node && score > alpha && score < beta {
+                        score = -self.negamax(pos, -beta, -alpha, new_depth, ply + 1, false);
+                    }
+                }
                 pos.unmake_move();
-                picker.skip_quiets_outside(pos, check_zone);
-                continue;
-            }
-            searched += 1;
-            let ext =
-                (gives_check && (ply as i32) < 2 * self.root_depth && ply + 4 < MAX_PLY) as i32;
-            let new_depth = depth - 1 + ext;
-            let mut score;
-            if searched == 1 {
-                score = -self.negamax(
-                    pos,
-                    -beta,
-                    -alpha,
-                    new_depth,
-                    ply + 1,
-                    !pv_node && !cut_node,
-                );
-            } else {
-                let mut r = 0;
-                if depth >= p.lmr_min_depth
-                    && searched > p.lmr_min_moves
-                    && !capture
-                    && !in_check
-                    && !gives_check
-                {
-                    r = self.lmr[depth.min(63) as usize][(searched as usize).min(63)];
-                    r += !pv_node as i32;
-                    r += (cut_node && !improving) as i32;
-                    r -= (order >= ScoredMoves::KILLER) as i32;
-                    r -= hist / p.lmr_history_divisor.max(1);
-                    r = r.clamp(0, (new_depth - 1).max(0));
+                if self.stopped {
+                    return 0;
                 }
-                score = -self.negamax(pos, -alpha - 1, -alpha, new_depth - r, ply + 1, true);
-                if score > alpha && r > 0 {
-                    score = -self.negamax(pos, -alpha - 1, -alpha, new_depth, ply + 1, !cut_node);
-                }
-                if pv_node && score > alpha && score < beta {
-                    score = -self.negamax(pos, -beta, -alpha, new_depth, ply + 1, false);
-                }
-            }
-            pos.unmake_move();
-            if self.stopped {
-                return 0;
-            }
+                score
+            };
             let mut best = (&mut best_score, &mut best_move, &mut alpha);
             if self.note_score(m, score, beta, ply, pv_node || root, root, &mut best) {
                 break;
