@@ -23,7 +23,7 @@ use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
 use super::run::{self, CommonArgs, f};
 use super::space::{Gene, ParamSet, Space};
 use crate::play::stats::score_to_finite_elo;
-use crate::play::{EngineConfig, MatchResult, run_match};
+use crate::play::{Engine, MatchResult};
 use crate::util::mix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -629,10 +629,12 @@ pub fn match_fitness(
 ) -> Vec<f64> {
     let (common, args) = (&settings.common, &settings.tuner);
     let other = run::untuned_defaults(space.base.kind());
-    let engines: Vec<EngineConfig> = genomes
+    // (An engine's command was checked when the run was created, so building its players
+    // cannot fail here; a failure would leave the individual at the reference's score.)
+    let engines: Vec<Option<Engine>> = genomes
         .iter()
         .enumerate()
-        .map(|(i, g)| space.apply(g).engine(&format!("ind{i}"), &other))
+        .map(|(i, g)| space.apply(g).player(&format!("ind{i}"), &other).ok())
         .collect();
     let gen_seed = mix(common.seed, &[generation, 1]);
     let pairs = (args.games / 2).max(1) as u64;
@@ -649,13 +651,20 @@ pub fn match_fitness(
                 .collect()
         }
     };
-    let ref_engine = reference.engine("reference", &other);
+    // With `--opponent` the fixed opponent is the reference every individual plays.
+    let ref_engine = match super::spsa::opponent(common) {
+        Ok(Some(o)) => Some(o),
+        _ => reference.player("reference", &other).ok(),
+    };
     let results: Vec<(usize, usize, MatchResult)> = jobs
         .par_iter()
-        .map(|&(a, b, j)| {
+        .filter_map(|&(a, b, j)| {
             let eb = if b == n { &ref_engine } else { &engines[b] };
-            let r = run_match(&engines[a], eb, &common.match_config(mix(gen_seed, &[j])));
-            (a, b, r)
+            let (Some(ea), Some(eb)) = (&engines[a], eb) else {
+                return None;
+            };
+            let r = run::play(ea, eb, &common.match_config(mix(gen_seed, &[j])));
+            Some((a, b, r))
         })
         .collect();
     let mut points = vec![0.0; n];
