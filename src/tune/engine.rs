@@ -108,10 +108,12 @@ pub struct EngineCommand {
 }
 
 impl EngineCommand {
-    /// Checks the command line and the `Name=Value` options.
+    /// Checks the command line and the `Name=Value` options. A relative program path
+    /// (`./engine`, `target/release/xqtune`) is made absolute, so that `--resume` from another
+    /// folder starts the same program.
     pub fn parse(command: &str, proto: Proto, options: &[String]) -> Result<Self, EngineError> {
         let cmd = EngineCommand {
-            command: command.to_string(),
+            command: absolute_program(command),
             proto,
             options: options
                 .iter()
@@ -141,6 +143,33 @@ impl EngineCommand {
         c.options = self.options.iter().chain(tuned).cloned().collect();
         Ok(c)
     }
+}
+
+/// `command` with its program made absolute when it is a relative path to an existing file;
+/// otherwise (a name found on PATH, an absolute path, a missing file) unchanged.
+fn absolute_program(command: &str) -> String {
+    let Ok(c) = ExternalConfig::from_command("x", command, Protocol::Uci, &[]) else {
+        return command.to_string();
+    };
+    let program = Path::new(&c.program);
+    if program.is_absolute() || program.components().count() < 2 {
+        return command.to_string();
+    }
+    let Ok(abs) = program.canonicalize() else {
+        return command.to_string();
+    };
+    let quote = |w: &str| {
+        if w.contains('\'') {
+            format!("\"{w}\"")
+        } else {
+            format!("'{w}'")
+        }
+    };
+    std::iter::once(abs.display().to_string())
+        .chain(c.args)
+        .map(|w| quote(&w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// One option of an engine's handshake.
@@ -191,7 +220,11 @@ pub fn parse_option_line(line: &str) -> Option<Discovered> {
 pub fn discover(cmd: &EngineCommand, timeout: Duration) -> Result<Vec<Discovered>, EngineError> {
     let ext = cmd.external("discover", &[])?;
     let protocol: Protocol = cmd.proto.into();
-    let mut child = Command::new(&ext.program)
+    let mut command = Command::new(&ext.program);
+    // Its own process group: a Ctrl-C at the terminal is for the tuner, not the engine.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
         .args(&ext.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -916,6 +949,18 @@ mod tests {
             e.contains("p.txt line 1 (the engine's bounds): 'LMR Base' = 500 is outside its bounds [0, 200]"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_relative_program_is_made_absolute() {
+        assert_eq!(absolute_program("eng --x"), "eng --x");
+        assert_eq!(absolute_program("/bin/sh -c x"), "/bin/sh -c x");
+        assert_eq!(absolute_program("./no/such/engine"), "./no/such/engine");
+        let abs = absolute_program("src/lib.rs 'a b'");
+        let c = ExternalConfig::from_command("x", &abs, Protocol::Uci, &[]).unwrap();
+        assert!(Path::new(&c.program).is_absolute(), "{abs}");
+        assert!(c.program.ends_with("src/lib.rs"), "{abs}");
+        assert_eq!(c.args, ["a b"]);
     }
 
     #[test]
