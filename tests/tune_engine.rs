@@ -340,6 +340,8 @@ fn spsa_run_end_to_end_and_resume() {
     let v: serde_json::Value = serde_json::from_str(&read(d, "verification.json")).unwrap();
     assert!(v["stats"]["games"].as_u64().unwrap() >= 2, "{v}");
     assert!(d.join("plots/trajectories.png").exists());
+    assert!(d.join("plots/option-01-Move_Choice.png").exists());
+    assert!(d.join("plots/option-02-Shift.png").exists());
     // stopped after 3 iterations and resumed from the folder alone: the same run
     let part = spsa::run_spsa_with(&a, spsa::play_games, Some(3)).unwrap();
     assert!(!part.finished);
@@ -424,10 +426,23 @@ fn ga_run_on_an_engine() {
         out.to_str().unwrap(),
     ])
     .a;
-    let run = ga::run_ga(&a).unwrap();
+    let run = ga::run_ga_with(&a, ga::match_fitness, None).unwrap();
     assert!(run.finished);
     let best: OptionSet = serde_json::from_str(&read(&run.dir, "best.json")).unwrap();
     assert_eq!(best.options.len(), 1);
     assert!(read(&run.dir, "best.uci").starts_with("setoption name Move Choice value "));
+    let params = read(&run.dir, "params.csv");
+    assert_eq!(params.lines().count(), 3, "{params}");
+    assert!(params.starts_with("generation,Move Choice\n0,"), "{params}");
+    assert!(run.dir.join("plots/option-01-Move_Choice.png").exists());
+    // stopped after one generation and resumed: the same run
+    let part = ga::run_ga_with(&a, ga::match_fitness, Some(1)).unwrap();
+    assert!(!part.finished);
+    let mut r = a.clone();
+    r.common.engine = EngineArgs::default();
+    r.common.resume = Some(part.dir.clone());
+    let resumed = ga::run_ga_with(&r, ga::match_fitness, None).unwrap();
+    assert_eq!(resumed.best, run.best);
+    assert_eq!(read(&resumed.dir, "params.csv"), params);
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -20,7 +20,7 @@
 
 use super::TuneError;
 use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
-use super::run::{self, CommonArgs, f};
+use super::run::{self, CommonArgs, CsvLog, f};
 use super::space::{Gene, ParamSet, Space};
 use crate::play::stats::score_to_finite_elo;
 use crate::play::{Engine, MatchResult};
@@ -707,6 +707,9 @@ pub struct GaTuner<F> {
     genes: Vec<Gene>,
     start: ParamSet,
     fitness: F,
+    /// `params.csv`: the best genes so far after each generation (the trajectories), opened and
+    /// cut to the checkpoint at the first step.
+    history: Option<CsvLog>,
 }
 
 impl<F: Fitness> GaTuner<F> {
@@ -719,6 +722,7 @@ impl<F: Fitness> GaTuner<F> {
             genes: run.space.genes(),
             start: run.start.clone(),
             fitness,
+            history: None,
         }
     }
 }
@@ -784,9 +788,36 @@ impl<F: Fitness> Tuner for GaTuner<F> {
 
     fn step(&mut self, state: &mut GaState) -> Result<Option<Step>, TuneError> {
         let seed = self.settings.common.seed;
+        if self.history.is_none() {
+            let names: Vec<&str> = self.genes.iter().map(|g| g.name.as_str()).collect();
+            self.history = Some(CsvLog::open(
+                &self.dir.join("params.csv"),
+                &format!("generation,{}", names.join(",")),
+                state.generation as usize,
+            )?);
+        }
         let st = ga_step(state, &self.genes, &self.p, seed, |g, pop| {
             (self.fitness)(&self.space, &self.start, &self.settings, g, pop)
         });
+        let best = state
+            .best
+            .as_ref()
+            .map(|b| b.genes.clone())
+            .unwrap_or_else(|| self.space.values());
+        if let Some(h) = &mut self.history {
+            let mut row = vec![st.generation.to_string()];
+            row.extend(best.iter().map(|v| v.to_string()));
+            h.row(&row)?;
+        }
+        let values = if matches!(self.space.base, ParamSet::Engine(_)) {
+            let mut s = String::from(" |");
+            for (g, v) in self.genes.iter().zip(&best).take(6) {
+                s.push_str(&format!(" {}={v}", g.name));
+            }
+            s
+        } else {
+            String::new()
+        };
         Ok(Some(Step {
             row: vec![
                 st.generation.to_string(),
@@ -798,7 +829,7 @@ impl<F: Fitness> Tuner for GaTuner<F> {
                 f(st.pm_mean),
             ],
             message: format!(
-                "best {:.3} ({:+.0} Elo) mean {:.3}",
+                "best {:.3} ({:+.0} Elo) mean {:.3}{values}",
                 st.best,
                 score_to_finite_elo(st.best),
                 st.mean
