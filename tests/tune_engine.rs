@@ -377,6 +377,16 @@ fn param_file_run_against_an_opponent() {
             "none",
         ],
     );
+    // xqtune's own starting sets do not mix with an engine: refused before any folder exists
+    let mut bad = a.clone();
+    bad.common.flatten = true;
+    let e = spsa::run_spsa_with(&bad, spsa::play_games, None).unwrap_err();
+    assert!(e.to_string().contains("--params and --flatten"), "{e}");
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        1,
+        "only params.txt"
+    );
     let run = spsa::run_spsa_with(&a, spsa::play_games, None).unwrap();
     let cfg: serde_json::Value = serde_json::from_str(&read(&run.dir, "config.json")).unwrap();
     assert_eq!(cfg["args"]["engine"]["opponent"]["command"], opp);

@@ -251,6 +251,13 @@ impl CommonSettings {
         if self.movetime == Some(0) {
             return Err(TuneError::Params("--movetime must be at least 1 ms".into()));
         }
+        if a.engine.is_some() && (self.params.is_some() || self.flatten) {
+            return Err(TuneError::Params(
+                "--params and --flatten choose xqtune's own parameters; with --engine the \
+                 starting values are the engine's defaults or --param-file"
+                    .into(),
+            ));
+        }
         if let Some(e) = EngineSettings::from_args(a, &self.only)? {
             self.space = SpaceKind::Engine;
             self.engine = Some(e);

@@ -499,6 +499,34 @@ mod tests {
     }
 
     #[test]
+    fn per_parameter_ends_reach_c_end_and_r_end() {
+        let gs = genes();
+        let n = 500;
+        let s = Schedule::new(&gs, n, 1.0, 0.02, 0.1, 0.602, 0.101)
+            .with_ends(&[None, Some((3.0, 0.01))], n);
+        // parameter 0 keeps its step-derived schedule, parameter 1 takes the file's values
+        assert!((s.c_k(0, n - 1) - 10.0).abs() < 1e-9);
+        assert!((s.c_k(1, n - 1) - 3.0).abs() < 1e-9);
+        let r_end = s.a_k(1, n - 1) / s.c_k(1, n - 1).powi(2);
+        assert!((r_end - 0.01).abs() < 1e-12, "{r_end}");
+    }
+
+    #[test]
+    fn results_against_an_opponent_give_the_difference() {
+        let r = |wins, draws, losses| MatchResult {
+            wins,
+            draws,
+            losses,
+            pentanomial: [0; 5],
+        };
+        // θ+ 2-0, θ− 0-2: +4 of 4 games
+        assert_eq!(against_opponent(&r(2, 0, 0), &r(0, 0, 2)), r(4, 0, 0));
+        // θ+ 1-1, θ− 1-0 (one draw): −1, the other 3 games count as draws
+        assert_eq!(against_opponent(&r(1, 0, 1), &r(1, 1, 0)), r(0, 3, 1));
+        assert_eq!(against_opponent(&r(1, 1, 0), &r(1, 1, 0)), r(0, 4, 0));
+    }
+
+    #[test]
     fn update_moves_toward_winner_and_clamps() {
         let gs = genes();
         let s = Schedule::new(&gs, 100, 1.0, 0.5, 0.1, 0.602, 0.101);
