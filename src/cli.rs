@@ -51,7 +51,7 @@ pub enum Command {
     Match(Box<crate::play::MatchArgs>),
     /// Tune parameters: ga, spsa or texel (a run folder under results/).
     #[command(subcommand)]
-    Tune(crate::tune::TuneCommand),
+    Tune(Box<crate::tune::TuneCommand>),
     /// Generate labelled quiet positions from self-play (for `tune texel`).
     Datagen(crate::tune::datagen::DatagenArgs),
     /// Rebuild the plots of a run folder from its log.csv.
@@ -95,7 +95,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Eval(args)) => crate::eval::run_cli(&args),
         Some(Command::Import(args)) => crate::import::cli::run(&args),
         Some(Command::Match(args)) => crate::play::run_cli(&args),
-        Some(Command::Tune(c)) => crate::tune::run_tune(c),
+        Some(Command::Tune(c)) => crate::tune::run_tune(*c),
         Some(Command::Datagen(a)) => crate::tune::datagen::run_datagen(&a)
             .map(|_| ())
             .map_err(Into::into),

@@ -112,10 +112,11 @@ pub fn run<T: Tuner>(
 
 /// A new run: its folder, `start.json` and `config.json`.
 fn create<T: Tuner>(args: &CommonArgs, tuner: T::Settings) -> Result<Run<T::Settings>, TuneError> {
-    let settings = RunSettings {
+    let mut settings = RunSettings {
         common: CommonSettings::from(args),
         tuner,
     };
+    settings.common.attach_engine(&args.engine)?;
     let start = settings.common.start_params()?;
     let space = Space::new(start.clone(), &settings.common.only)?;
     let dir = crate::util::create_run_dir(
@@ -273,6 +274,17 @@ fn finish(
         let jieqi_path = dir.join("best-jieqi.json");
         crate::util::write_atomic(&jieqi_path, p.jieqi_to_json_string().as_bytes())
             .map_err(|e| run::io_err(&jieqi_path, e))?;
+    }
+    if let ParamSet::Engine(set) = best {
+        // The engine author's formats: the parameter file (`--param-file` reads it back) and
+        // the `setoption` lines to paste into a GUI or the engine's defaults.
+        for (name, text) in [
+            ("best.txt", set.to_param_file()),
+            ("best.uci", set.to_setoption_lines()),
+        ] {
+            let path = dir.join(name);
+            crate::util::write_atomic(&path, text.as_bytes()).map_err(|e| run::io_err(&path, e))?;
+        }
     }
     let v = run::verify(best, start, common)?;
     match &v {

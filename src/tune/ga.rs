@@ -20,10 +20,10 @@
 
 use super::TuneError;
 use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
-use super::run::{self, CommonArgs, f};
+use super::run::{self, CommonArgs, CsvLog, f};
 use super::space::{Gene, ParamSet, Space};
 use crate::play::stats::score_to_finite_elo;
-use crate::play::{EngineConfig, MatchResult, run_match};
+use crate::play::{Engine, MatchResult};
 use crate::util::mix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -629,10 +629,12 @@ pub fn match_fitness(
 ) -> Vec<f64> {
     let (common, args) = (&settings.common, &settings.tuner);
     let other = run::untuned_defaults(space.base.kind());
-    let engines: Vec<EngineConfig> = genomes
+    // (An engine's command was checked when the run was created, so building its players
+    // cannot fail here; a failure would leave the individual at the reference's score.)
+    let engines: Vec<Option<Engine>> = genomes
         .iter()
         .enumerate()
-        .map(|(i, g)| space.apply(g).engine(&format!("ind{i}"), &other))
+        .map(|(i, g)| space.apply(g).player(&format!("ind{i}"), &other).ok())
         .collect();
     let gen_seed = mix(common.seed, &[generation, 1]);
     let pairs = (args.games / 2).max(1) as u64;
@@ -649,13 +651,20 @@ pub fn match_fitness(
                 .collect()
         }
     };
-    let ref_engine = reference.engine("reference", &other);
+    // With `--opponent` the fixed opponent is the reference every individual plays.
+    let ref_engine = match super::spsa::opponent(common) {
+        Ok(Some(o)) => Some(o),
+        _ => reference.player("reference", &other).ok(),
+    };
     let results: Vec<(usize, usize, MatchResult)> = jobs
         .par_iter()
-        .map(|&(a, b, j)| {
+        .filter_map(|&(a, b, j)| {
             let eb = if b == n { &ref_engine } else { &engines[b] };
-            let r = run_match(&engines[a], eb, &common.match_config(mix(gen_seed, &[j])));
-            (a, b, r)
+            let (Some(ea), Some(eb)) = (&engines[a], eb) else {
+                return None;
+            };
+            let r = run::play(ea, eb, &common.match_config(mix(gen_seed, &[j])));
+            Some((a, b, r))
         })
         .collect();
     let mut points = vec![0.0; n];
@@ -698,6 +707,9 @@ pub struct GaTuner<F> {
     genes: Vec<Gene>,
     start: ParamSet,
     fitness: F,
+    /// `params.csv`: the best genes so far after each generation (the trajectories), opened and
+    /// cut to the checkpoint at the first step.
+    history: Option<CsvLog>,
 }
 
 impl<F: Fitness> GaTuner<F> {
@@ -710,6 +722,7 @@ impl<F: Fitness> GaTuner<F> {
             genes: run.space.genes(),
             start: run.start.clone(),
             fitness,
+            history: None,
         }
     }
 }
@@ -775,9 +788,36 @@ impl<F: Fitness> Tuner for GaTuner<F> {
 
     fn step(&mut self, state: &mut GaState) -> Result<Option<Step>, TuneError> {
         let seed = self.settings.common.seed;
+        if self.history.is_none() {
+            let names: Vec<&str> = self.genes.iter().map(|g| g.name.as_str()).collect();
+            self.history = Some(CsvLog::open(
+                &self.dir.join("params.csv"),
+                &format!("generation,{}", names.join(",")),
+                state.generation as usize,
+            )?);
+        }
         let st = ga_step(state, &self.genes, &self.p, seed, |g, pop| {
             (self.fitness)(&self.space, &self.start, &self.settings, g, pop)
         });
+        let best = state
+            .best
+            .as_ref()
+            .map(|b| b.genes.clone())
+            .unwrap_or_else(|| self.space.values());
+        if let Some(h) = &mut self.history {
+            let mut row = vec![st.generation.to_string()];
+            row.extend(best.iter().map(|v| v.to_string()));
+            h.row(&row)?;
+        }
+        let values = if matches!(self.space.base, ParamSet::Engine(_)) {
+            let mut s = String::from(" |");
+            for (g, v) in self.genes.iter().zip(&best).take(6) {
+                s.push_str(&format!(" {}={v}", g.name));
+            }
+            s
+        } else {
+            String::new()
+        };
         Ok(Some(Step {
             row: vec![
                 st.generation.to_string(),
@@ -789,7 +829,7 @@ impl<F: Fitness> Tuner for GaTuner<F> {
                 f(st.pm_mean),
             ],
             message: format!(
-                "best {:.3} ({:+.0} Elo) mean {:.3}",
+                "best {:.3} ({:+.0} Elo) mean {:.3}{values}",
                 st.best,
                 score_to_finite_elo(st.best),
                 st.mean

@@ -14,6 +14,7 @@
 pub mod datagen;
 pub mod dataset;
 pub mod driver;
+pub mod engine;
 pub mod export;
 pub mod ga;
 pub mod plot;
@@ -122,6 +123,13 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
     let cfg: serde_json::Value = run::read_json(&dir.join("config.json"))
         .with_context(|| format!("{} is not a run folder", dir.display()))?;
     let space = cfg["args"]["space"].as_str().unwrap_or("eval").to_string();
+    if space == "engine" {
+        bail!(
+            "{} tunes an external engine: its values are in best.uci (setoption lines) and \
+             best.txt (parameter file), not a params/ file",
+            dir.display()
+        );
+    }
     let kind = if space == "search" {
         space::SpaceKind::Search
     } else {
@@ -145,7 +153,7 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
     }
     let dest = to.unwrap_or_else(|| match kind {
         space::SpaceKind::Eval => PathBuf::from("params/xiangqi.json"),
-        space::SpaceKind::Search => PathBuf::from("params/search.json"),
+        space::SpaceKind::Search | space::SpaceKind::Engine => PathBuf::from("params/search.json"),
     });
     let bytes =
         std::fs::read(&best_file).with_context(|| format!("reading {}", best_file.display()))?;

@@ -490,6 +490,7 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
                 legend: true,
             };
             files.extend(line_chart(&plots.join("fitness"), &chart)?);
+            files.extend(trajectories(dir, &plots, "GA", &name, None)?);
         }
         "spsa" => {
             let xs = col("iteration");
@@ -525,47 +526,7 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
                 legend: true,
             };
             files.extend(line_chart(&plots.join("fitness"), &chart)?);
-            if let Ok((ph, prow)) = read_csv(&dir.join("params.csv")) {
-                let start: Vec<f64> = prow.first().cloned().unwrap_or_default();
-                // the parameters that moved most, relative to where they began
-                let mut moved: Vec<(usize, f64)> = (1..ph.len())
-                    .map(|j| {
-                        let last = prow.last().and_then(|r| r.get(j)).copied().unwrap_or(0.0);
-                        (j, (last - start.get(j).copied().unwrap_or(0.0)).abs())
-                    })
-                    .collect();
-                moved.sort_by(|a, b| b.1.total_cmp(&a.1));
-                let series: Vec<Series> = moved
-                    .iter()
-                    .take(10)
-                    .enumerate()
-                    .map(|(k, &(j, _))| Series {
-                        name: ph[j].clone(),
-                        ys: prow
-                            .iter()
-                            .map(|r| {
-                                r.get(j).copied().unwrap_or(f64::NAN)
-                                    - start.get(j).copied().unwrap_or(0.0)
-                            })
-                            .collect(),
-                        color: PALETTE[k % PALETTE.len()],
-                    })
-                    .collect();
-                let chart = LineChart {
-                    title: format!(
-                        "SPSA parameter trajectories, {} most moved ({name})",
-                        series.len()
-                    ),
-                    note,
-                    x_label: "iteration".into(),
-                    y_label: "change from the first iteration".into(),
-                    xs: prow.iter().map(|r| r[0]).collect(),
-                    series,
-                    hline: None,
-                    legend: true,
-                };
-                files.extend(line_chart(&plots.join("trajectories"), &chart)?);
-            }
+            files.extend(trajectories(dir, &plots, "SPSA", &name, note)?);
         }
         "texel" => {
             let chart = LineChart {
@@ -602,6 +563,97 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
         let start = ParamSet::load(SpaceKind::Eval, &dir.join("start.json"))?;
         let best = ParamSet::load(SpaceKind::Eval, &dir.join("best.json"))?;
         files.extend(heat_maps(&plots, &start.genes(), &best.genes())?);
+    }
+    Ok(files)
+}
+
+/// The parameter trajectories of `params.csv` (first column the step, then one column per
+/// tuned parameter): one chart of the ten that moved most, and for an engine run (a handful of
+/// options) one chart per option with its value. No file, no chart.
+fn trajectories(
+    dir: &Path,
+    plots: &Path,
+    tuner: &str,
+    name: &str,
+    note: Option<String>,
+) -> Result<Vec<PathBuf>, TuneError> {
+    let Ok((ph, prow)) = read_csv(&dir.join("params.csv")) else {
+        return Ok(Vec::new());
+    };
+    let mut files = Vec::new();
+    let start: Vec<f64> = prow.first().cloned().unwrap_or_default();
+    let xs: Vec<f64> = prow
+        .iter()
+        .map(|r| r.first().copied().unwrap_or(0.0))
+        .collect();
+    let x_label = ph.first().cloned().unwrap_or_default();
+    // the parameters that moved most, relative to where they began
+    let mut moved: Vec<(usize, f64)> = (1..ph.len())
+        .map(|j| {
+            let last = prow.last().and_then(|r| r.get(j)).copied().unwrap_or(0.0);
+            (j, (last - start.get(j).copied().unwrap_or(0.0)).abs())
+        })
+        .collect();
+    moved.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let series: Vec<Series> = moved
+        .iter()
+        .take(10)
+        .enumerate()
+        .map(|(k, &(j, _))| Series {
+            name: ph[j].clone(),
+            ys: prow
+                .iter()
+                .map(|r| {
+                    r.get(j).copied().unwrap_or(f64::NAN) - start.get(j).copied().unwrap_or(0.0)
+                })
+                .collect(),
+            color: PALETTE[k % PALETTE.len()],
+        })
+        .collect();
+    let chart = LineChart {
+        title: format!(
+            "{tuner} parameter trajectories, {} most moved ({name})",
+            series.len()
+        ),
+        note: note.clone(),
+        x_label: x_label.clone(),
+        y_label: "change from the first row".into(),
+        xs: xs.clone(),
+        series,
+        hline: None,
+        legend: true,
+    };
+    files.extend(line_chart(&plots.join("trajectories"), &chart)?);
+    let cfg: serde_json::Value =
+        super::run::read_json(&dir.join("config.json")).unwrap_or_default();
+    if cfg["args"]["space"] == "engine" {
+        for (j, option) in ph.iter().enumerate().skip(1) {
+            let slug: String = option
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let chart = LineChart {
+                title: format!("{tuner}: option {option} ({name})"),
+                note: note.clone(),
+                x_label: x_label.clone(),
+                y_label: "value".into(),
+                xs: xs.clone(),
+                series: vec![Series {
+                    name: option.clone(),
+                    ys: prow
+                        .iter()
+                        .map(|r| r.get(j).copied().unwrap_or(f64::NAN))
+                        .collect(),
+                    color: PALETTE[0],
+                }],
+                hline: None,
+                legend: false,
+            };
+            files.extend(line_chart(
+                &plots.join(format!("option-{j:02}-{slug}")),
+                &chart,
+            )?);
+        }
     }
     Ok(files)
 }

@@ -3,9 +3,10 @@
 //! game pairs through the match runner and the closing verification match (SPRT by default).
 
 use super::TuneError;
+use super::engine::{EngineArgs, EngineSettings};
 use super::space::{ParamSet, SpaceKind};
 use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
-use crate::play::{MatchConfig, MatchResult, run_match};
+use crate::play::{Engine, MatchConfig, MatchResult, TimeControl, run_match_with_progress};
 use crate::util::{self, mix};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -144,6 +145,14 @@ pub struct CommonArgs {
     pub elo0: f64,
     #[arg(long, default_value_t = 10.0)]
     pub elo1: f64,
+    /// Milliseconds per move instead of nodes (external engines).
+    #[arg(long)]
+    pub movetime: Option<u64>,
+    /// Clock per game instead of nodes, `base+inc` in seconds (`10+0.1`).
+    #[arg(long)]
+    pub tc: Option<String>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 /// The common settings of a run as `config.json` records them. Decoupled from the flags in
@@ -166,6 +175,15 @@ pub struct CommonSettings {
     pub verify_games: usize,
     pub elo0: f64,
     pub elo1: f64,
+    /// (Written only when given, so the records of earlier runs and in-process runs read and
+    /// look as before.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub movetime: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tc: Option<String>,
+    /// The external engine of an engine run (filled by [`CommonSettings::attach_engine`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<EngineSettings>,
 }
 
 const DEFAULT_VERIFY: VerifyMode = VerifyMode::Sprt;
@@ -189,6 +207,9 @@ impl From<&CommonArgs> for CommonSettings {
             verify_games: a.verify_games.unwrap_or(DEFAULT_VERIFY_GAMES),
             elo0: a.elo0,
             elo1: a.elo1,
+            movetime: a.movetime,
+            tc: a.tc.clone(),
+            engine: None,
         }
     }
 }
@@ -221,8 +242,38 @@ impl CommonSettings {
         })
     }
 
-    /// The starting set: the file, or the embedded defaults; flattened on request.
+    /// For a new run: checks the limits, and with `--engine` starts the engine, reads its
+    /// options and records them (the run's space becomes the engine's options).
+    pub fn attach_engine(&mut self, a: &EngineArgs) -> Result<(), TuneError> {
+        if let Some(tc) = &self.tc {
+            TimeControl::parse(tc).map_err(|e| TuneError::Params(format!("--tc: {e}")))?;
+        }
+        if self.movetime == Some(0) {
+            return Err(TuneError::Params("--movetime must be at least 1 ms".into()));
+        }
+        if a.engine.is_some() && (self.params.is_some() || self.flatten) {
+            return Err(TuneError::Params(
+                "--params and --flatten choose xqtune's own parameters; with --engine the \
+                 starting values are the engine's defaults or --param-file"
+                    .into(),
+            ));
+        }
+        if let Some(e) = EngineSettings::from_args(a, &self.only)? {
+            self.space = SpaceKind::Engine;
+            self.engine = Some(e);
+        }
+        Ok(())
+    }
+
+    /// The starting set: the file, or the embedded defaults; flattened on request. An engine
+    /// run starts from the options recorded by [`CommonSettings::attach_engine`].
     pub fn start_params(&self) -> Result<ParamSet, TuneError> {
+        if self.space == SpaceKind::Engine {
+            return match &self.engine {
+                Some(e) => Ok(ParamSet::Engine(e.option_set())),
+                None => Err(TuneError::Params("an engine run without --engine".into())),
+            };
+        }
         let p = match &self.params {
             Some(path) => ParamSet::load(self.space, path)?,
             None => ParamSet::default_of(self.space),
@@ -236,12 +287,15 @@ impl CommonSettings {
     pub fn match_config(&self, seed: u64) -> MatchConfig {
         MatchConfig {
             games: 2,
-            nodes: if self.depth.is_some() {
+            nodes: if self.depth.is_some() || self.movetime.is_some() || self.tc.is_some() {
                 None
             } else {
                 Some(self.nodes)
             },
             depth: self.depth,
+            movetime_ms: self.movetime,
+            // (checked when the run was created)
+            tc: self.tc.as_deref().and_then(|t| TimeControl::parse(t).ok()),
             concurrency: 1,
             seed,
             max_plies: self.max_plies,
@@ -255,7 +309,7 @@ impl CommonSettings {
 pub fn untuned_defaults(tuned: SpaceKind) -> ParamSet {
     ParamSet::default_of(match tuned {
         SpaceKind::Eval => SpaceKind::Search,
-        SpaceKind::Search => SpaceKind::Eval,
+        SpaceKind::Search | SpaceKind::Engine => SpaceKind::Eval,
     })
 }
 
@@ -263,19 +317,29 @@ pub fn untuned_defaults(tuned: SpaceKind) -> ParamSet {
 /// parallel. Pair `j` uses seed `mix(seed, [j])`: every engine evaluated with the same `seed`
 /// meets the same openings, so opening luck cancels between individuals (common random numbers).
 pub fn play_pairs(
-    a: &crate::play::EngineConfig,
-    b: &crate::play::EngineConfig,
+    a: &Engine,
+    b: &Engine,
     pairs: std::ops::Range<u64>,
     seed: u64,
     common: &CommonSettings,
 ) -> MatchResult {
     pairs
         .into_par_iter()
-        .map(|j| run_match(a, b, &common.match_config(mix(seed, &[j]))))
+        .map(|j| play(a, b, &common.match_config(mix(seed, &[j]))))
         .reduce(MatchResult::default, |mut x, y| {
             x += y;
             x
         })
+}
+
+/// One match through the runner. Its only errors are configurations a run never builds (no
+/// limit per move, an empty opening suite, Jieqi): the limits are checked when the run is
+/// created, so this panics, as `play::run_match` does, only on a bug.
+pub fn play(a: &Engine, b: &Engine, cfg: &MatchConfig) -> MatchResult {
+    match run_match_with_progress(a, b, cfg, &|_| {}) {
+        Ok(r) => r.result,
+        Err(e) => panic!("tuning match: {e}"),
+    }
 }
 
 /// The closing match's outcome, as written to `verification.json`.
@@ -343,8 +407,8 @@ pub fn verify(
         return Ok(None);
     }
     let other = untuned_defaults(tuned.kind());
-    let a = tuned.engine("tuned", &other);
-    let b = start.engine("start", &other);
+    let a = tuned.player("tuned", &other)?;
+    let b = start.player("start", &other)?;
     let sprt = SprtConfig {
         elo0: common.elo0,
         elo1: common.elo1,

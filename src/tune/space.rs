@@ -6,7 +6,9 @@
 //! fixed values, not genes (unreachable squares are declared that way).
 
 use super::TuneError;
+use super::engine::OptionSet;
 use crate::eval::EvalParams;
+use crate::play::Engine;
 use crate::search::{EngineOptions, SearchParams};
 use crate::tunable::{ParamList, ParamsError};
 use serde::{Deserialize, Serialize};
@@ -20,6 +22,9 @@ pub enum SpaceKind {
     Eval,
     /// Search parameters (params/search.json).
     Search,
+    /// The spin options of an external engine (`--engine`; not a `--space` value).
+    #[value(skip)]
+    Engine,
 }
 
 /// One tunable number with its bounds and step, independent of which file it came from.
@@ -30,6 +35,8 @@ pub use crate::tunable::ParamSpec as Gene;
 pub enum ParamSet {
     Eval(EvalParams),
     Search(SearchParams),
+    /// An external engine's tuned options.
+    Engine(OptionSet),
 }
 
 impl ParamSet {
@@ -38,6 +45,8 @@ impl ParamSet {
         match kind {
             SpaceKind::Eval => ParamSet::Eval(EvalParams::default()),
             SpaceKind::Search => ParamSet::Search(SearchParams::default()),
+            // An engine's options come from the engine: no defaults without one.
+            SpaceKind::Engine => ParamSet::Engine(OptionSet::default()),
         }
     }
 
@@ -46,6 +55,7 @@ impl ParamSet {
         Ok(match kind {
             SpaceKind::Eval => ParamSet::Eval(EvalParams::load(path).map_err(err)?),
             SpaceKind::Search => ParamSet::Search(SearchParams::load(path).map_err(err)?),
+            SpaceKind::Engine => ParamSet::Engine(OptionSet::load(path)?),
         })
     }
 
@@ -53,6 +63,7 @@ impl ParamSet {
         match self {
             ParamSet::Eval(_) => SpaceKind::Eval,
             ParamSet::Search(_) => SpaceKind::Search,
+            ParamSet::Engine(_) => SpaceKind::Engine,
         }
     }
 
@@ -61,6 +72,7 @@ impl ParamSet {
         match self {
             ParamSet::Eval(p) => p,
             ParamSet::Search(p) => p,
+            ParamSet::Engine(p) => p,
         }
     }
 
@@ -76,6 +88,7 @@ impl ParamSet {
         match self {
             ParamSet::Eval(p) => ParamSet::Eval(p.from_vec(v)),
             ParamSet::Search(p) => ParamSet::Search(p.from_vec(v)),
+            ParamSet::Engine(p) => ParamSet::Engine(p.from_vec(v)),
         }
     }
 
@@ -92,6 +105,7 @@ impl ParamSet {
             }
             (ParamSet::Eval(e), _) => (e.clone(), SearchParams::default()),
             (ParamSet::Search(s), _) => (EvalParams::default(), *s),
+            (ParamSet::Engine(_), _) => (EvalParams::default(), SearchParams::default()),
         };
         crate::play::EngineConfig {
             name: name.to_string(),
@@ -99,6 +113,15 @@ impl ParamSet {
             search,
             options: EngineOptions::default(),
         }
+    }
+
+    /// The match runner's engine playing with this set: xqtune in-process, or the external
+    /// engine with these option values.
+    pub fn player(&self, name: &str, other: &ParamSet) -> Result<Engine, TuneError> {
+        Ok(match self {
+            ParamSet::Engine(set) => Engine::External(set.external(name)?),
+            _ => Engine::Internal(self.engine(name, other)),
+        })
     }
 }
 
@@ -175,7 +198,8 @@ impl Space {
             // the Xiangqi games the fitness comes from, so they are tuned only when named.
             .filter(|(_, g)| {
                 if patterns.is_empty() {
-                    !g.name.starts_with("jieqi.")
+                    // (an engine's set holds only the options chosen for the run)
+                    matches!(base, ParamSet::Engine(_)) || !g.name.starts_with("jieqi.")
                 } else {
                     patterns.iter().any(|p| glob_match(p, &g.name))
                 }
@@ -211,6 +235,21 @@ impl Space {
     /// Current values of the selected parameters in `base`.
     pub fn values(&self) -> Vec<i32> {
         self.selected.iter().map(|&i| self.all[i].value).collect()
+    }
+
+    /// SPSA's (c_end, r_end) of each selected parameter where its set gives them (an engine's
+    /// parameter file); `None` where the step decides.
+    pub fn ends(&self) -> Vec<Option<(f64, f64)>> {
+        self.selected
+            .iter()
+            .map(|&i| match &self.base {
+                ParamSet::Engine(set) => {
+                    let o = &set.options[i];
+                    o.c_end.zip(o.r_end)
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// Clamps each value to its bounds.

@@ -116,6 +116,21 @@ impl Schedule {
         }
     }
 
+    /// Replaces the constants of the parameters that bring their own c_end and r_end (an
+    /// engine's parameter file, as fishtest takes them: a_end = r_end · c_end²).
+    pub fn with_ends(mut self, ends: &[Option<(f64, f64)>], n: u64) -> Schedule {
+        let n = n.max(1) as f64;
+        for (i, e) in ends.iter().enumerate() {
+            if let (Some((c_end, r_end)), Some(c), Some(a)) =
+                (e, self.c.get_mut(i), self.a.get_mut(i))
+            {
+                *c = c_end * n.powf(self.gamma);
+                *a = r_end * c_end * c_end * (self.big_a + n).powf(self.alpha);
+            }
+        }
+        self
+    }
+
     pub fn c_k(&self, i: usize, k: u64) -> f64 {
         self.c[i] / ((k + 1) as f64).powf(self.gamma)
     }
@@ -176,12 +191,22 @@ pub fn update(
 /// A match of θ+ against θ−: `(space, settings, iteration, plus, minus) -> result of plus`;
 /// real games in [`run_spsa`], a synthetic judge in tests.
 pub trait Play:
-    Fn(&Space, &RunSettings<SpsaSettings>, u64, &[i32], &[i32]) -> MatchResult + Sync + Send
+    Fn(&Space, &RunSettings<SpsaSettings>, u64, &[i32], &[i32]) -> Result<MatchResult, TuneError>
+    + Sync
+    + Send
 {
 }
 
 impl<F> Play for F where
-    F: Fn(&Space, &RunSettings<SpsaSettings>, u64, &[i32], &[i32]) -> MatchResult + Sync + Send
+    F: Fn(
+            &Space,
+            &RunSettings<SpsaSettings>,
+            u64,
+            &[i32],
+            &[i32],
+        ) -> Result<MatchResult, TuneError>
+        + Sync
+        + Send
 {
 }
 
@@ -213,7 +238,8 @@ impl<F: Play> SpsaTuner<F> {
             a.a_ratio,
             a.alpha,
             a.gamma,
-        );
+        )
+        .with_ends(&run.space.ends(), a.iterations);
         SpsaTuner {
             dir: run.dir.clone(),
             settings: run.settings.clone(),
@@ -290,7 +316,7 @@ impl<F: Play> Tuner for SpsaTuner<F> {
         };
         let k = state.k;
         let (plus, minus, delta) = perturb(state, genes, sch, self.settings.common.seed);
-        let r = (self.play)(&self.space, &self.settings, k, &plus, &minus);
+        let r = (self.play)(&self.space, &self.settings, k, &plus, &minus)?;
         update(state, genes, sch, &delta, &r);
         let score = r.score();
         let n = genes.len() as f64;
@@ -329,8 +355,9 @@ impl<F: Play> Tuner for SpsaTuner<F> {
                 f(r_rel),
             ],
             message: format!(
-                "drift {distance:.2} steps, θ+ score (last 50) {:.3}",
-                self.recent.iter().sum::<f64>() / self.recent.len() as f64
+                "drift {distance:.2} steps, θ+ score (last 50) {:.3}{}",
+                self.recent.iter().sum::<f64>() / self.recent.len() as f64,
+                current_values(&self.space, &state.theta)
             ),
         }))
     }
@@ -342,6 +369,23 @@ impl<F: Play> Tuner for SpsaTuner<F> {
     fn best(&mut self, state: &mut SpsaState) -> Result<Vec<i32>, TuneError> {
         Ok(self.space.round(&state.theta))
     }
+}
+
+/// An engine run's current values for the progress bar (` Name=V ...`, the first few); empty
+/// for xqtune's own sets, whose hundreds of values would not fit a line.
+fn current_values(space: &Space, theta: &[f64]) -> String {
+    if !matches!(space.base, ParamSet::Engine(_)) {
+        return String::new();
+    }
+    let genes = space.genes();
+    let mut s = String::from(" |");
+    for (g, t) in genes.iter().zip(theta).take(6) {
+        s.push_str(&format!(" {}={:.1}", g.name, t));
+    }
+    if genes.len() > 6 {
+        s.push_str(" ..");
+    }
+    s
 }
 
 /// Runs (or resumes) SPSA with `play`; `max_steps` stops early as a kill would (tests).
@@ -358,20 +402,58 @@ pub fn run_spsa_with(
     )
 }
 
-/// `xqtune tune spsa`: θ+ against θ− over `games` games (pairs with shared openings).
+/// The games of one iteration: θ+ against θ− over `games` games (pairs with shared openings),
+/// or, with `--opponent`, each of them against the opponent on the same openings.
+pub fn play_games(
+    space: &Space,
+    s: &RunSettings<SpsaSettings>,
+    k: u64,
+    plus: &[i32],
+    minus: &[i32],
+) -> Result<MatchResult, TuneError> {
+    let other = run::untuned_defaults(space.base.kind());
+    let ea = space.apply(plus).player("plus", &other)?;
+    let eb = space.apply(minus).player("minus", &other)?;
+    let pairs = (s.tuner.games / 2).max(1) as u64;
+    let seed = mix(s.common.seed, &[k, 3]);
+    match opponent(&s.common)? {
+        None => Ok(run::play_pairs(&ea, &eb, 0..pairs, seed, &s.common)),
+        Some(opp) => {
+            let rp = run::play_pairs(&ea, &opp, 0..pairs, seed, &s.common);
+            let rm = run::play_pairs(&eb, &opp, 0..pairs, seed, &s.common);
+            Ok(against_opponent(&rp, &rm))
+        }
+    }
+}
+
+/// `xqtune tune spsa`.
 pub fn run_spsa(args: &SpsaArgs) -> Result<RunOutcome, TuneError> {
     run::install_ctrlc();
-    run_spsa_with(
-        args,
-        |space, s, k, plus, minus| {
-            let other = run::untuned_defaults(space.base.kind());
-            let ea = space.apply(plus).engine("plus", &other);
-            let eb = space.apply(minus).engine("minus", &other);
-            let pairs = (s.tuner.games / 2).max(1) as u64;
-            run::play_pairs(&ea, &eb, 0..pairs, mix(s.common.seed, &[k, 3]), &s.common)
-        },
-        None,
-    )
+    run_spsa_with(args, play_games, None)
+}
+
+/// The fixed opponent of an engine run (`--opponent`), if any.
+pub fn opponent(common: &run::CommonSettings) -> Result<Option<crate::play::Engine>, TuneError> {
+    let Some(o) = common.engine.as_ref().and_then(|e| e.opponent.as_ref()) else {
+        return Ok(None);
+    };
+    Ok(Some(crate::play::Engine::External(
+        o.external("opponent", &[])?,
+    )))
+}
+
+/// θ+'s and θ−'s results against one opponent as one result of θ+ "against" θ−, whose
+/// wins − losses is the difference of their (wins − losses): the gradient SPSA takes (fishtest
+/// with a fixed base). The rest of the games count as draws, so the score stays in [0, 1].
+pub fn against_opponent(plus: &MatchResult, minus: &MatchResult) -> MatchResult {
+    let d = (plus.wins as i64 - plus.losses as i64) - (minus.wins as i64 - minus.losses as i64);
+    let games = (plus.games() + minus.games()) as i64;
+    MatchResult {
+        wins: d.max(0) as u32,
+        losses: (-d).max(0) as u32,
+        draws: (games - d.abs()).max(0) as u32,
+        pentanomial: [0; 5],
+    }
 }
 
 #[cfg(test)]
@@ -414,6 +496,34 @@ mod tests {
         assert!((s.a_k(0, 0) - s.a[0] / 101f64.powf(0.602)).abs() < 1e-12);
         // both decay
         assert!(s.c_k(0, 10) < s.c_k(0, 0) && s.a_k(0, 10) < s.a_k(0, 0));
+    }
+
+    #[test]
+    fn per_parameter_ends_reach_c_end_and_r_end() {
+        let gs = genes();
+        let n = 500;
+        let s = Schedule::new(&gs, n, 1.0, 0.02, 0.1, 0.602, 0.101)
+            .with_ends(&[None, Some((3.0, 0.01))], n);
+        // parameter 0 keeps its step-derived schedule, parameter 1 takes the file's values
+        assert!((s.c_k(0, n - 1) - 10.0).abs() < 1e-9);
+        assert!((s.c_k(1, n - 1) - 3.0).abs() < 1e-9);
+        let r_end = s.a_k(1, n - 1) / s.c_k(1, n - 1).powi(2);
+        assert!((r_end - 0.01).abs() < 1e-12, "{r_end}");
+    }
+
+    #[test]
+    fn results_against_an_opponent_give_the_difference() {
+        let r = |wins, draws, losses| MatchResult {
+            wins,
+            draws,
+            losses,
+            pentanomial: [0; 5],
+        };
+        // θ+ 2-0, θ− 0-2: +4 of 4 games
+        assert_eq!(against_opponent(&r(2, 0, 0), &r(0, 0, 2)), r(4, 0, 0));
+        // θ+ 1-1, θ− 1-0 (one draw): −1, the other 3 games count as draws
+        assert_eq!(against_opponent(&r(1, 0, 1), &r(1, 1, 0)), r(0, 3, 1));
+        assert_eq!(against_opponent(&r(1, 1, 0), &r(1, 1, 0)), r(0, 4, 0));
     }
 
     #[test]
@@ -461,7 +571,7 @@ mod run_tests {
         _: u64,
         plus: &[i32],
         minus: &[i32],
-    ) -> MatchResult {
+    ) -> Result<MatchResult, TuneError> {
         let target: Vec<f64> = space
             .genes()
             .iter()
@@ -474,12 +584,12 @@ mod run_tests {
                 .sum()
         };
         let (dp, dm) = (d(plus), d(minus));
-        MatchResult {
+        Ok(MatchResult {
             wins: if dp < dm { 2 } else { 0 },
             draws: if dp == dm { 2 } else { 0 },
             losses: if dp > dm { 2 } else { 0 },
             pentanomial: [0; 5],
-        }
+        })
     }
 
     #[test]

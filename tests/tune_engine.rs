@@ -1,0 +1,458 @@
+//! Tuning an external engine: option discovery against a fake engine (this test binary re-run
+//! as a subprocess, see [`main`]), and short seeded SPSA and GA runs on it through the run
+//! driver (run folder files, resume).
+//!
+//! The file has its own `main` (`harness = false` in Cargo.toml) so that the fake engine is an
+//! entry point of this binary rather than a test that always passes.
+
+use clap::Parser;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use xqtune::core::Position;
+use xqtune::tune::engine::{EngineArgs, EngineSettings, OptionSet, Proto, parse_param_file};
+use xqtune::tune::{ga, spsa};
+
+const FAKE: &str = "fake-engine";
+
+const TESTS: &[(&str, fn())] = &[
+    ("discovery_reads_spin_options", discovery_reads_spin_options),
+    (
+        "discovery_errors_name_the_option",
+        discovery_errors_name_the_option,
+    ),
+    (
+        "spsa_run_end_to_end_and_resume",
+        spsa_run_end_to_end_and_resume,
+    ),
+    (
+        "param_file_run_against_an_opponent",
+        param_file_run_against_an_opponent,
+    ),
+    ("ga_run_on_an_engine", ga_run_on_an_engine),
+];
+
+/// With the `fake-engine` argument this binary is a tiny UCI engine; otherwise it runs
+/// [`TESTS`] (names containing any free argument; `--list` lists them).
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(FAKE) {
+        std::process::exit(fake_engine());
+    }
+    let filters: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(String::as_str)
+        .collect();
+    let selected: Vec<&(&str, fn())> = TESTS
+        .iter()
+        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f)))
+        .collect();
+    if args.iter().any(|a| a == "--list") {
+        for (name, _) in &selected {
+            println!("{name}: test");
+        }
+        return;
+    }
+    println!("\nrunning {} tests", selected.len());
+    let mut failed = Vec::new();
+    // One after another: the runs use the worker pool of the driver.
+    for (name, test) in selected.iter().copied() {
+        let ok = std::thread::Builder::new()
+            .name((*name).to_string())
+            .spawn(*test)
+            .is_ok_and(|h| h.join().is_ok());
+        println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
+        if !ok {
+            failed.push(*name);
+        }
+    }
+    println!(
+        "\ntest result: {}. {} passed; {} failed",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        selected.len() - failed.len(),
+        failed.len()
+    );
+    if !failed.is_empty() {
+        println!("failures: {}", failed.join(", "));
+        std::process::exit(101);
+    }
+}
+
+/// The options the fake engine advertises (the spin ones with spaces in their names too).
+const OPTIONS: &[&str] = &[
+    "option name Hash type spin default 16 min 1 max 1024",
+    "option name Threads type spin default 1 min 1 max 8",
+    "option name Move Choice type spin default 50 min 0 max 100",
+    "option name Shift type spin default 10 min 0 max 40",
+    "option name Ponder type check default false",
+    "option name Clear Hash type button",
+];
+
+/// A UCI engine whose moves depend on its option values, so that two option sets play
+/// different games: from ply 10 on it blunders (an illegal move, which loses) at the plies its
+/// values pick, so games are decided and SPSA moves. It refuses (exits) on a `setoption`
+/// naming an option it does not have.
+fn fake_engine() -> i32 {
+    let mut pos = Position::startpos();
+    let (mut choice, mut shift) = (50usize, 10usize);
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { return 2 };
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.first().copied() {
+            Some("uci") => {
+                println!("id name fake tuner target");
+                for o in OPTIONS {
+                    println!("{o}");
+                }
+                println!("uciok");
+            }
+            Some("isready") => println!("readyok"),
+            Some("setoption") => {
+                let (Some(n), Some(v)) = (
+                    words.iter().position(|&w| w == "name"),
+                    words.iter().position(|&w| w == "value"),
+                ) else {
+                    return 5;
+                };
+                let name = words[n + 1..v].join(" ");
+                let value: usize = words.get(v + 1).and_then(|x| x.parse().ok()).unwrap_or(0);
+                match name.as_str() {
+                    "Move Choice" => choice = value,
+                    "Shift" => shift = value,
+                    "Hash" | "Threads" => {}
+                    _ => return 6,
+                }
+            }
+            Some("position") => {
+                let m = words
+                    .iter()
+                    .position(|&w| w == "moves")
+                    .unwrap_or(words.len());
+                let Ok(mut p) = Position::from_fen(&words[2..m].join(" ")) else {
+                    return 7;
+                };
+                for w in words.iter().skip(m + 1) {
+                    let Ok(mv) = p.parse_move(w) else { return 8 };
+                    p.make_move(mv);
+                }
+                pos = p;
+            }
+            Some("go") => {
+                if pos.game_ply() >= 10 && (choice + 7 * shift + pos.game_ply()).is_multiple_of(13)
+                {
+                    println!("bestmove a0a0");
+                    continue;
+                }
+                let moves = pos.legal_moves();
+                let i = (pos.game_ply() * 7 + choice * 3 + shift) % moves.len();
+                let pick = moves.as_slice()[i];
+                println!("info depth 1 score cp 0 nodes 1 pv {pick}");
+                println!("bestmove {pick}");
+            }
+            Some("quit") => return 0,
+            _ => {}
+        }
+    }
+    0
+}
+
+fn fake_command() -> String {
+    format!("'{}' {FAKE}", std::env::current_exe().unwrap().display())
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xqtune-tune-engine-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn engine_args(only: &str, extra: &[&str]) -> (EngineArgs, String) {
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        e: EngineArgs,
+    }
+    let cmd = fake_command();
+    let mut argv = vec!["t", "--engine", cmd.as_str()];
+    argv.extend_from_slice(extra);
+    (T::parse_from(argv).e, only.to_string())
+}
+
+fn discovery_reads_spin_options() {
+    let (a, only) = engine_args("Move*,Shift", &["--engine-option", "Hash=8"]);
+    let s = EngineSettings::from_args(&a, &only).unwrap().unwrap();
+    let names: Vec<&str> = s.options.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["Move Choice", "Shift"]);
+    let o = &s.options[0];
+    assert_eq!((o.value, o.min, o.max, o.step), (50, 0, 100, 5));
+    assert_eq!(s.engine.options, [("Hash".to_string(), "8".to_string())]);
+    assert_eq!(s.engine.proto, Proto::Uci);
+}
+
+fn discovery_errors_name_the_option() {
+    let err = |only: &str, extra: &[&str]| -> String {
+        let (a, only) = engine_args(only, extra);
+        EngineSettings::from_args(&a, &only)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err("", &[]);
+    assert!(
+        e.contains("needs --only") && e.contains("Move Choice [0..100]"),
+        "{e}"
+    );
+    let e = err("Nothing", &[]);
+    assert!(e.contains("'Nothing' matches no spin option"), "{e}");
+    let e = err("Ponder", &[]);
+    assert!(e.contains("'Ponder' is a check, not a spin"), "{e}");
+    let e = err("Shift", &["--engine-option", "Hsh=8"]);
+    assert!(e.contains("no option 'Hsh'"), "{e}");
+    let e = err("Shift", &["--engine-option", "Hash"]);
+    assert!(e.contains("'Hash' is not Name=Value"), "{e}");
+    let dir = temp_dir("errors");
+    let file = dir.join("p.txt");
+    std::fs::write(
+        &file,
+        "Shift, int, 10, 0, 40, 4, 0.002\nMove Choice, int, 50, 0, 200, 5, 0.002\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let e = err("", &["--param-file", f]);
+    assert!(
+        e.contains("line 2 (the engine's bounds): 'Move Choice' = 200"),
+        "{e}"
+    );
+    std::fs::write(&file, "Shift, float, 10, 0, 40, 4, 0.002\n").unwrap();
+    let e = err("", &["--param-file", f]);
+    assert!(
+        e.contains("line 1: float parameters are not supported"),
+        "{e}"
+    );
+    // a program that does not exist, and one that never says uciok
+    let (mut a, only) = engine_args("Shift", &[]);
+    a.engine = Some("/nonexistent/engine".into());
+    let e = EngineSettings::from_args(&a, &only)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cannot start engine '/nonexistent/engine'"),
+        "{e}"
+    );
+    a.engine = Some("true".into());
+    let e = EngineSettings::from_args(&a, &only)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("did not finish its handshake") && e.contains("exited"),
+        "{e}"
+    );
+    let (mut a, only) = engine_args("Shift", &[]);
+    a.engine = None;
+    a.param_file = Some(file);
+    let e = EngineSettings::from_args(&a, &only)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("need --engine"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn spsa_args(out: &Path, extra: &[&str]) -> spsa::SpsaArgs {
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: spsa::SpsaArgs,
+    }
+    let cmd = fake_command();
+    let mut argv = vec![
+        "t",
+        "--engine",
+        cmd.as_str(),
+        "--engine-option",
+        "Hash=8",
+        "--iterations",
+        "8",
+        "--games",
+        "2",
+        "--max-plies",
+        "30",
+        "--seed",
+        "5",
+        "--concurrency",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    argv.extend_from_slice(extra);
+    T::parse_from(argv).a
+}
+
+fn read(dir: &Path, f: &str) -> String {
+    std::fs::read_to_string(dir.join(f))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.join(f).display()))
+}
+
+fn spsa_run_end_to_end_and_resume() {
+    let out = temp_dir("spsa");
+    let a = spsa_args(
+        &out,
+        &[
+            "--only",
+            "Move Choice,Shift",
+            "--verify",
+            "sprt",
+            "--verify-games",
+            "4",
+        ],
+    );
+    let full = spsa::run_spsa_with(&a, spsa::play_games, None).unwrap();
+    assert!(full.finished);
+    let d = &full.dir;
+    // config.json records the engine and its discovered options
+    let cfg: serde_json::Value = serde_json::from_str(&read(d, "config.json")).unwrap();
+    assert_eq!(cfg["args"]["space"], "engine");
+    assert_eq!(cfg["args"]["engine"]["engine"]["command"], fake_command());
+    assert_eq!(cfg["args"]["engine"]["options"][0]["name"], "Move Choice");
+    // best.json, best.txt and best.uci agree
+    let best: OptionSet = serde_json::from_str(&read(d, "best.json")).unwrap();
+    let values = best.options.iter().map(|o| o.value).collect::<Vec<_>>();
+    assert_eq!(Some(values.clone()), full.best);
+    let txt = parse_param_file("best.txt", &read(d, "best.txt")).unwrap();
+    assert_eq!(txt.iter().map(|p| p.value).collect::<Vec<_>>(), values);
+    assert_eq!(txt[0].name, "Move Choice");
+    assert_eq!(
+        read(d, "best.uci"),
+        format!(
+            "setoption name Move Choice value {}\nsetoption name Shift value {}\n",
+            values[0], values[1]
+        )
+    );
+    let start: OptionSet = serde_json::from_str(&read(d, "start.json")).unwrap();
+    assert_eq!(
+        start.options.iter().map(|o| o.value).collect::<Vec<_>>(),
+        [50, 10]
+    );
+    assert_eq!(read(d, "log.csv").lines().count(), 9);
+    assert_eq!(
+        read(d, "params.csv").lines().next(),
+        Some("iteration,Move Choice,Shift")
+    );
+    let v: serde_json::Value = serde_json::from_str(&read(d, "verification.json")).unwrap();
+    assert!(v["stats"]["games"].as_u64().unwrap() >= 2, "{v}");
+    assert!(d.join("plots/trajectories.png").exists());
+    assert!(d.join("plots/option-01-Move_Choice.png").exists());
+    assert!(d.join("plots/option-02-Shift.png").exists());
+    // stopped after 3 iterations and resumed from the folder alone: the same run
+    let part = spsa::run_spsa_with(&a, spsa::play_games, Some(3)).unwrap();
+    assert!(!part.finished);
+    let mut r = spsa_args(&out, &["--verify", "none"]);
+    r.common.engine = EngineArgs::default();
+    r.common.resume = Some(part.dir.clone());
+    let resumed = spsa::run_spsa_with(&r, spsa::play_games, None).unwrap();
+    assert!(resumed.finished);
+    assert_eq!(resumed.best, full.best);
+    assert_eq!(read(&resumed.dir, "params.csv"), read(d, "params.csv"));
+    let cut = |t: String| -> Vec<String> {
+        t.lines()
+            .map(|l| l.rsplit_once(',').map_or(l, |x| x.0).to_string())
+            .collect()
+    };
+    assert_eq!(cut(read(&resumed.dir, "log.csv")), cut(read(d, "log.csv")));
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+fn param_file_run_against_an_opponent() {
+    let out = temp_dir("file");
+    let file = out.join("params.txt");
+    std::fs::write(&file, "# TUNE() output\nShift,12,0,40,3,0.01\n").unwrap();
+    let opp = fake_command();
+    let a = spsa_args(
+        &out,
+        &[
+            "--param-file",
+            file.to_str().unwrap(),
+            "--opponent",
+            opp.as_str(),
+            "--verify",
+            "none",
+        ],
+    );
+    // xqtune's own starting sets do not mix with an engine: refused before any folder exists
+    let mut bad = a.clone();
+    bad.common.flatten = true;
+    let e = spsa::run_spsa_with(&bad, spsa::play_games, None).unwrap_err();
+    assert!(e.to_string().contains("--params and --flatten"), "{e}");
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        1,
+        "only params.txt"
+    );
+    let run = spsa::run_spsa_with(&a, spsa::play_games, None).unwrap();
+    let cfg: serde_json::Value = serde_json::from_str(&read(&run.dir, "config.json")).unwrap();
+    assert_eq!(cfg["args"]["engine"]["opponent"]["command"], opp);
+    assert_eq!(cfg["args"]["engine"]["options"][0]["c_end"], 3.0);
+    let txt = parse_param_file("best.txt", &read(&run.dir, "best.txt")).unwrap();
+    assert_eq!(
+        (txt[0].name.as_str(), txt[0].c_end, txt[0].r_end),
+        ("Shift", 3.0, 0.01)
+    );
+    // θ+ and θ− each played the opponent: 4 games per iteration
+    let log = read(&run.dir, "log.csv");
+    assert_eq!(log.lines().count(), 9);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+fn ga_run_on_an_engine() {
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: ga::GaArgs,
+    }
+    let out = temp_dir("ga");
+    let cmd = fake_command();
+    let a = T::parse_from([
+        "t",
+        "--engine",
+        cmd.as_str(),
+        "--only",
+        "Move Choice",
+        "--population",
+        "4",
+        "--generations",
+        "2",
+        "--games",
+        "2",
+        "--final-candidates",
+        "2",
+        "--final-games",
+        "2",
+        "--max-plies",
+        "30",
+        "--verify",
+        "none",
+        "--concurrency",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .a;
+    let run = ga::run_ga_with(&a, ga::match_fitness, None).unwrap();
+    assert!(run.finished);
+    let best: OptionSet = serde_json::from_str(&read(&run.dir, "best.json")).unwrap();
+    assert_eq!(best.options.len(), 1);
+    assert!(read(&run.dir, "best.uci").starts_with("setoption name Move Choice value "));
+    let params = read(&run.dir, "params.csv");
+    assert_eq!(params.lines().count(), 3, "{params}");
+    assert!(params.starts_with("generation,Move Choice\n0,"), "{params}");
+    assert!(run.dir.join("plots/option-01-Move_Choice.png").exists());
+    // stopped after one generation and resumed: the same run
+    let part = ga::run_ga_with(&a, ga::match_fitness, Some(1)).unwrap();
+    assert!(!part.finished);
+    let mut r = a.clone();
+    r.common.engine = EngineArgs::default();
+    r.common.resume = Some(part.dir.clone());
+    let resumed = ga::run_ga_with(&r, ga::match_fitness, None).unwrap();
+    assert_eq!(resumed.best, run.best);
+    assert_eq!(read(&resumed.dir, "params.csv"), params);
+    std::fs::remove_dir_all(&out).unwrap();
+}
