@@ -9,6 +9,8 @@
 use crate::core::{Move, Position, Variant};
 use crate::eval::EvalParams;
 use crate::search::{SearchInfo, SearchLimits, SearchParams, Searcher, Skill};
+use crate::tunable::ParamSpec;
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +26,14 @@ pub struct UciArgs {
     /// Search parameters file (default: the embedded params/search.json).
     #[arg(long)]
     pub search_params: Option<PathBuf>,
+    /// Also offer every search and evaluation parameter as a `spin` option (as a Stockfish
+    /// `TUNE()` build does), for tuning this engine through UCI.
+    #[arg(long)]
+    pub tune_options: bool,
+    /// Print the parameters as the six-field `name,value,min,max,c_end,r_end` lines of a
+    /// Stockfish `TUNE()` build (what `--param-file` reads) and exit.
+    #[arg(long)]
+    pub print_tune: bool,
 }
 
 pub const ENGINE_NAME: &str = concat!("xqtune ", env!("CARGO_PKG_VERSION"));
@@ -97,6 +107,57 @@ pub struct Engine {
     ucci_millisec: bool,
     /// `UCI_Variant`: what `startpos` means and how a fully revealed FEN is read.
     variant: Variant,
+    /// `--tune-options`: the parameters offered as options, if asked for.
+    tune: Option<TuneOptions>,
+    /// An evaluation option changed since the tables were last cleared: their scores are
+    /// stale, so the next `go` starts from clear tables unless `ucinewgame` came first.
+    eval_changed: bool,
+}
+
+/// Every tunable number as a UCI `spin` option: the flat view of the evaluation parameters
+/// (Xiangqi, then Jieqi terms) followed by the search parameters, under their flat names. The
+/// list is [`crate::tunable::ParamList::specs`] itself, so a new parameter becomes an option with no second
+/// declaration.
+struct TuneOptions {
+    /// Current values and bounds: evaluation specs, then search specs.
+    specs: Vec<ParamSpec>,
+    /// How many of `specs` are evaluation parameters.
+    n_eval: usize,
+    /// Lower-case name -> index in `specs` (UCI option names are case-insensitive).
+    index: HashMap<String, usize>,
+}
+
+impl TuneOptions {
+    fn new(eval: &EvalParams, search: &SearchParams) -> TuneOptions {
+        let mut specs = eval.specs();
+        let n_eval = specs.len();
+        specs.extend(search.specs());
+        let index = specs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.to_ascii_lowercase(), i))
+            .collect();
+        TuneOptions {
+            specs,
+            n_eval,
+            index,
+        }
+    }
+}
+
+/// The six-field lines a Stockfish `TUNE()` build prints at start-up, one per parameter:
+/// `name,value,min,max,c_end,r_end`. c_end is fishtest's default, a twentieth of the range,
+/// but never below the parameter's step; r_end is fishtest's default 0.0020.
+pub fn tune_lines(eval: &EvalParams, search: &SearchParams) -> String {
+    let mut out = String::new();
+    for s in eval.specs().into_iter().chain(search.specs()) {
+        let c_end = ((s.max - s.min) as f64 / 20.0).max(s.step() as f64);
+        out.push_str(&format!(
+            "{},{},{},{},{},0.0020\n",
+            s.name, s.value, s.min, s.max, c_end
+        ));
+    }
+    out
 }
 
 impl Engine {
@@ -115,6 +176,80 @@ impl Engine {
             skill: Skill::Expert,
             ucci_millisec: false,
             variant: Variant::Xiangqi,
+            tune: None,
+            eval_changed: false,
+        }
+    }
+
+    /// Offers every evaluation and search parameter as a `spin` option (`--tune-options`).
+    pub fn with_tune_options(mut self) -> Engine {
+        let s = self.lock_searcher();
+        let tune = TuneOptions::new(&s.eval, &s.params);
+        drop(s);
+        self.tune = Some(tune);
+        self
+    }
+
+    /// The `option` lines of the tunable parameters, in the session's dialect.
+    fn say_tune_options(&self) {
+        let Some(t) = &self.tune else { return };
+        for s in &t.specs {
+            self.say(&match self.protocol {
+                Protocol::Uci => format!(
+                    "option name {} type spin default {} min {} max {}",
+                    s.name, s.value, s.min, s.max
+                ),
+                Protocol::Ucci => format!(
+                    "option {} type spin min {} max {} default {}",
+                    s.name, s.min, s.max, s.value
+                ),
+            });
+        }
+    }
+
+    /// `setoption` of a tunable parameter: `Ok(false)` when `name` is not one. Clearing the
+    /// tables waits for the next `ucinewgame` or `go`, so that a tuner setting hundreds of
+    /// options clears them once.
+    fn set_tune_option(&mut self, name: &str, value: &str) -> Result<bool, String> {
+        let Some(t) = &mut self.tune else {
+            return Ok(false);
+        };
+        let Some(&i) = t.index.get(&name.to_ascii_lowercase()) else {
+            return Ok(false);
+        };
+        let spec = &mut t.specs[i];
+        let v: i32 = value
+            .trim()
+            .parse()
+            .map_err(|_| format!("option {}: '{value}' is not an integer", spec.name))?;
+        if !(spec.min..=spec.max).contains(&v) {
+            return Err(format!(
+                "option {}: {v} outside {}..{}",
+                spec.name, spec.min, spec.max
+            ));
+        }
+        spec.value = v;
+        let values: Vec<i32> = t.specs.iter().map(|s| s.value).collect();
+        let n_eval = t.n_eval;
+        let mut s = self.lock_searcher();
+        if i < n_eval {
+            let eval = s.eval.from_vec(&values[..n_eval]);
+            s.eval = Arc::new(eval);
+            drop(s);
+            self.eval_changed = true;
+        } else {
+            s.params = s.params.from_vec(&values[n_eval..]);
+        }
+        Ok(true)
+    }
+
+    /// After a parameter file replaced a set: the options show its values and bounds.
+    fn refresh_tune_options(&mut self) {
+        if self.tune.is_some() {
+            let s = self.lock_searcher();
+            let tune = TuneOptions::new(&s.eval, &s.params);
+            drop(s);
+            self.tune = Some(tune);
         }
     }
 
@@ -173,6 +308,7 @@ impl Engine {
             "ucinewgame" => {
                 self.wait_search();
                 self.lock_searcher().new_game();
+                self.eval_changed = false;
                 self.pos = Position::startpos_of(self.variant);
             }
             "setoption" => {
@@ -235,6 +371,7 @@ impl Engine {
             "option name Skill type combo default expert var easy var medium var hard var expert",
         );
         self.say("option name UCI_Variant type combo default xiangqi var xiangqi var jieqi");
+        self.say_tune_options();
         self.say(Protocol::Uci.hello_ok());
     }
 
@@ -250,6 +387,7 @@ impl Engine {
         self.say("option paramsfile type string default <empty>");
         self.say("option searchparamsfile type string default <empty>");
         self.say("option skill type combo var easy var medium var hard var expert default expert");
+        self.say_tune_options();
         self.say(Protocol::Ucci.hello_ok());
     }
 
@@ -305,6 +443,8 @@ impl Engine {
                 let mut s = self.lock_searcher();
                 s.eval = Arc::new(p);
                 s.new_game();
+                drop(s);
+                self.refresh_tune_options();
             }
             "searchparamsfile" => {
                 let p = if value.is_empty() {
@@ -314,6 +454,7 @@ impl Engine {
                         .map_err(|e| format!("SearchParamsFile '{value}': {e}"))?
                 };
                 self.lock_searcher().params = p;
+                self.refresh_tune_options();
             }
             "skill" => {
                 self.skill = Skill::parse(&value).ok_or_else(|| {
@@ -349,7 +490,11 @@ impl Engine {
                     self.lock_searcher().new_game();
                 }
             }
-            _ => return Err(format!("unknown option '{name}'")),
+            _ => {
+                if !self.set_tune_option(&name, &value)? {
+                    return Err(format!("unknown option '{name}'"));
+                }
+            }
         }
         Ok(())
     }
@@ -360,6 +505,9 @@ impl Engine {
             Protocol::Ucci => parse_go_ucci(rest, self.ucci_millisec)?,
         };
         self.wait_search();
+        if std::mem::take(&mut self.eval_changed) {
+            self.lock_searcher().new_game();
+        }
         let limits = self.skill.apply(&limits);
         self.infinite = limits.infinite;
         self.stop.store(false, Ordering::Relaxed);
@@ -575,10 +723,14 @@ pub fn parse_go_ucci(rest: &str, millisec: bool) -> Result<SearchLimits, String>
     Ok(l)
 }
 
-/// Runs the protocol on stdin/stdout until `quit` or end of input.
-pub fn run(eval: EvalParams, params: SearchParams) -> anyhow::Result<()> {
+/// Runs the protocol on stdin/stdout until `quit` or end of input; `tune_options` offers every
+/// parameter as an option (`--tune-options`).
+pub fn run(eval: EvalParams, params: SearchParams, tune_options: bool) -> anyhow::Result<()> {
     let out: Output = Arc::new(Mutex::new(Box::new(std::io::stdout())));
     let mut engine = Engine::new(eval, params, out);
+    if tune_options {
+        engine = engine.with_tune_options();
+    }
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut buf = Vec::new();
@@ -600,10 +752,14 @@ pub fn run(eval: EvalParams, params: SearchParams) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `xqtune uci [--params FILE] [--search-params FILE]`.
+/// `xqtune uci [--params FILE] [--search-params FILE] [--tune-options] [--print-tune]`.
 pub fn run_with_args(args: &UciArgs) -> anyhow::Result<()> {
     let (eval, params) = load_params(args.params.as_deref(), args.search_params.as_deref())?;
-    run(eval, params)
+    if args.print_tune {
+        print!("{}", tune_lines(&eval, &params));
+        return Ok(());
+    }
+    run(eval, params, args.tune_options)
 }
 
 /// The evaluation and search parameters of `--params` / `--search-params` (embedded defaults
