@@ -126,6 +126,8 @@ impl Drop for Process {
 pub struct ExternalPlayer {
     config: ExternalConfig,
     process: Option<Process>,
+    /// The options the running process was last given (what `setoption` has to change).
+    applied: Vec<(String, String)>,
     /// How many times the process was (re)started.
     pub starts: u32,
 }
@@ -135,8 +137,46 @@ impl ExternalPlayer {
         ExternalPlayer {
             config,
             process: None,
+            applied: Vec::new(),
             starts: 0,
         }
+    }
+
+    /// Replaces the option set; the running process gets `setoption` for each changed value
+    /// before its next game, so a tuner can switch parameter sets without restarting it. An
+    /// option left out of the new set keeps the value the process has.
+    pub fn set_options(&mut self, options: Vec<(String, String)>) {
+        self.config.options = options;
+    }
+
+    /// The options as configured now.
+    pub fn options(&self) -> &[(String, String)] {
+        &self.config.options
+    }
+
+    fn send_option(&mut self, name: &str, value: &str) -> Result<(), PlayerError> {
+        match self.config.protocol {
+            Protocol::Uci => self.send(&format!("setoption name {name} value {value}")),
+            Protocol::Ucci => self.send(&format!("setoption {name} {value}")),
+        }
+    }
+
+    /// Sends the options whose value differs from what the process was last given.
+    fn apply_options(&mut self) -> Result<(), PlayerError> {
+        let wanted = self.config.options.clone();
+        for (k, v) in &wanted {
+            let current = self.applied.iter().find(|(a, _)| a == k).map(|(_, b)| b);
+            if current != Some(v) {
+                self.send_option(k, v)?;
+            }
+        }
+        for (k, v) in wanted {
+            match self.applied.iter_mut().find(|(a, _)| *a == k) {
+                Some(slot) => slot.1 = v,
+                None => self.applied.push((k, v)),
+            }
+        }
+        Ok(())
     }
 
     fn crash(&mut self, msg: impl Into<String>) -> PlayerError {
@@ -185,14 +225,9 @@ impl ExternalPlayer {
         self.send(protocol.hello())?;
         let t = self.config.timeout_ms;
         self.wait_for(|l| l == protocol.hello_ok(), t)?;
-        let options = self.config.options.clone();
-        for (k, v) in options {
-            match self.config.protocol {
-                Protocol::Uci => self.send(&format!("setoption name {k} value {v}"))?,
-                Protocol::Ucci => self.send(&format!("setoption {k} {v}"))?,
-            }
-        }
-        Ok(())
+        // A fresh process knows none of the options.
+        self.applied.clear();
+        self.apply_options()
     }
 
     fn send(&mut self, line: &str) -> Result<(), PlayerError> {
@@ -280,8 +315,11 @@ fn parse_score(line: &str) -> Option<i32> {
 }
 
 impl Player for ExternalPlayer {
+    /// The process stays alive across games: changed options, then `ucinewgame` (UCI; UCCI
+    /// has no such command) and `isready`, so the game starts once the engine is ready.
     fn new_game(&mut self) -> Result<(), PlayerError> {
         self.ensure_running()?;
+        self.apply_options()?;
         if self.config.protocol == Protocol::Uci {
             self.send("ucinewgame")?;
         }
@@ -344,17 +382,10 @@ impl Player for ExternalPlayer {
             },
             deadline,
         )?;
-        let mv = line
-            .split_whitespace()
-            .nth(1)
-            .unwrap_or("(none)")
-            .to_string();
-        if line.starts_with("nobestmove") {
-            return Ok(Reply {
-                mv: "(none)".into(),
-                score,
-            });
-        }
+        let mv = match line.split_whitespace().nth(1) {
+            Some(m) if !line.starts_with("nobestmove") => m.to_string(),
+            _ => Reply::NO_MOVE.to_string(),
+        };
         Ok(Reply { mv, score })
     }
 
