@@ -112,6 +112,10 @@ pub struct Engine {
     /// An evaluation option changed since the tables were last cleared: their scores are
     /// stale, so the next `go` starts from clear tables unless `ucinewgame` came first.
     eval_changed: bool,
+    /// The `position` command that gave `pos` (setup words, moves), so that the next one,
+    /// which a GUI or match runner sends with one or two moves more, only plays the new
+    /// moves instead of replaying the game.
+    last_position: Option<(Vec<String>, Vec<String>)>,
 }
 
 /// Every tunable number as a UCI `spin` option: the flat view of the evaluation parameters
@@ -178,6 +182,7 @@ impl Engine {
             variant: Variant::Xiangqi,
             tune: None,
             eval_changed: false,
+            last_position: None,
         }
     }
 
@@ -310,6 +315,7 @@ impl Engine {
                 self.lock_searcher().new_game();
                 self.eval_changed = false;
                 self.pos = Position::startpos_of(self.variant);
+                self.last_position = None;
             }
             "setoption" => {
                 self.wait_search();
@@ -317,10 +323,7 @@ impl Engine {
                     self.error(&e);
                 }
             }
-            "position" => match parse_position_variant(rest, self.variant) {
-                Ok(p) => self.pos = p,
-                Err(e) => self.error(&format!("{e}; position unchanged")),
-            },
+            "position" => self.cmd_position(rest),
             "go" => {
                 if let Err(e) = self.cmd_go(rest) {
                     self.error(&e);
@@ -472,6 +475,7 @@ impl Engine {
                     }
                 };
                 self.pos = Position::startpos_of(self.variant);
+                self.last_position = None;
             }
             "usemillisec" if self.protocol == Protocol::Ucci => {
                 self.ucci_millisec = match value.as_str() {
@@ -497,6 +501,41 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// `position ...`: when the setup is the previous command's and its moves extend the
+    /// previous moves, only the new moves are played on the current position (the same
+    /// position a full replay gives); otherwise the command is read from scratch.
+    fn cmd_position(&mut self, rest: &str) {
+        let tokens: Vec<&str> = rest.split_whitespace().collect();
+        let moves_at = tokens.iter().position(|&t| t == "moves");
+        let (setup, moves) = match moves_at {
+            Some(i) => (&tokens[..i], &tokens[i + 1..]),
+            None => (&tokens[..], &[][..]),
+        };
+        let extends = self.last_position.as_ref().is_some_and(|(s, m)| {
+            s.len() == setup.len()
+                && s.iter().zip(setup).all(|(a, b)| a == b)
+                && m.len() <= moves.len()
+                && m.iter().zip(moves).all(|(a, b)| a == b)
+        });
+        let result = if extends {
+            let done = self.last_position.as_ref().map_or(0, |(_, m)| m.len());
+            let mut pos = self.pos.clone();
+            play_moves(&mut pos, moves, done).map(|()| pos)
+        } else {
+            parse_position_variant(rest, self.variant)
+        };
+        match result {
+            Ok(p) => {
+                self.pos = p;
+                self.last_position = Some((
+                    setup.iter().map(|s| s.to_string()).collect(),
+                    moves.iter().map(|s| s.to_string()).collect(),
+                ));
+            }
+            Err(e) => self.error(&format!("{e}; position unchanged")),
+        }
     }
 
     fn cmd_go(&mut self, rest: &str) -> Result<(), String> {
@@ -619,13 +658,19 @@ pub fn parse_position_variant(rest: &str, variant: Variant) -> Result<Position, 
         }
         None => return Err("position needs 'startpos' or 'fen'".into()),
     };
-    for (i, m) in moves.iter().enumerate() {
+    play_moves(&mut pos, moves, 0)?;
+    Ok(pos)
+}
+
+/// Plays `moves[from..]` on `pos`; the error names the move by its number in `moves`.
+fn play_moves(pos: &mut Position, moves: &[&str], from: usize) -> Result<(), String> {
+    for (i, m) in moves.iter().enumerate().skip(from) {
         let mv = pos
             .parse_move(m)
             .map_err(|e| format!("move {} '{m}' refused: {e}", i + 1))?;
         pos.make_move(mv);
     }
-    Ok(pos)
+    Ok(())
 }
 
 fn number<T: std::str::FromStr>(key: &str, v: Option<&&str>) -> Result<T, String> {

@@ -621,3 +621,54 @@ fn jieqi_view_fen_with_pool_is_read() {
     assert!(view.legal_moves().iter().any(|m| m.uci() == mv), "{mv}");
     s.quit();
 }
+
+/// `d` and a node-limited search's last `info` (time and nps dropped) after the commands.
+fn position_signature(commands: &[&str]) -> Vec<String> {
+    let mut s = Session::start(&["uci"]);
+    for c in commands {
+        s.send(c);
+    }
+    s.send("d");
+    s.send("go nodes 3000");
+    let out = s.until("bestmove");
+    s.quit();
+    out.iter()
+        .map(|l| {
+            l.split(" nps ")
+                .next()
+                .unwrap_or(l)
+                .split(" time ")
+                .next()
+                .unwrap_or(l)
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn position_extending_the_previous_one_equals_a_full_replay() {
+    // A shuffle that repeats positions, so that a lost history would change the search.
+    let game = "position startpos moves h2e2 h9g7 h0g2 i9h9 g2h0 h9i9 h0g2 i9h9 g2h0";
+    let full = position_signature(&[game]);
+    let stepwise = position_signature(&[
+        "position startpos moves h2e2",
+        "position startpos moves h2e2 h9g7 h0g2",
+        "position startpos moves h2e2 h9g7 h0g2 i9h9 g2h0 h9i9",
+        // An illegal extension is refused and leaves the position as it was.
+        "position startpos moves h2e2 h9g7 h0g2 i9h9 g2h0 h9i9 a0a9",
+        game,
+    ]);
+    assert!(
+        stepwise[0].contains("move 7 'a0a9' refused"),
+        "{stepwise:?}"
+    );
+    assert_eq!(full[..], stepwise[1..]);
+    // Not an extension (other moves, other setup): read from scratch.
+    let other = position_signature(&["position startpos moves h0g2", game]);
+    assert_eq!(full, other);
+    let back = position_signature(&[game, "position startpos moves h2e2 h9g7"]);
+    assert_eq!(
+        back,
+        position_signature(&["position startpos moves h2e2 h9g7"])
+    );
+}

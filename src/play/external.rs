@@ -115,7 +115,8 @@ impl Drop for Process {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            // Short polls: a match ends by dropping its engines, and most exit at once.
+            std::thread::sleep(Duration::from_millis(1));
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
