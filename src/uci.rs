@@ -91,6 +91,47 @@ fn emit(out: &Output, line: &str) {
     let _ = w.flush();
 }
 
+/// How long a search keeps its `info` lines to send them with the next one: a search shorter
+/// than this (a match at a few thousand nodes per move) answers with one write, so the match
+/// runner on the other end of the pipe wakes once per move instead of once per line, which
+/// matters on a loaded machine; a longer search shows every line as it comes.
+const INFO_HOLD_MS: u128 = 50;
+
+/// `info` lines of one search, held for [`INFO_HOLD_MS`] and then written as they come.
+struct InfoLines {
+    out: Output,
+    started: std::time::Instant,
+    pending: String,
+}
+
+impl InfoLines {
+    fn new(out: Output) -> InfoLines {
+        InfoLines {
+            out,
+            started: std::time::Instant::now(),
+            pending: String::new(),
+        }
+    }
+
+    fn push(&mut self, line: &str) {
+        self.pending.push_str(line);
+        self.pending.push('\n');
+        if self.started.elapsed().as_millis() >= INFO_HOLD_MS {
+            self.flush();
+        }
+    }
+
+    /// Writes the held lines in one write.
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let mut w = self.out.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = w.write_all(self.pending.as_bytes());
+            let _ = w.flush();
+            self.pending.clear();
+        }
+    }
+}
+
 /// Protocol state: the position, options, and the searcher shared with the search thread.
 pub struct Engine {
     out: Output,
@@ -559,17 +600,23 @@ impl Engine {
             .name("search".into())
             .spawn(move || {
                 let mut s = searcher.lock().unwrap_or_else(|e| e.into_inner());
+                let mut info = InfoLines::new(out);
                 let result = s.search_keep_stop(&pos, &limits, &mut |i: &SearchInfo| {
-                    emit(&out, &info_line(i, protocol));
+                    info.push(&info_line(i, protocol));
                 });
                 drop(s);
                 if limits.infinite {
+                    info.flush();
                     // UCI: an infinite search answers only after `stop`.
                     while !stop.load(Ordering::Relaxed) {
                         std::thread::sleep(std::time::Duration::from_millis(2));
                     }
                 }
-                emit(&out, &bestmove_line(result.best_move, protocol));
+                // The bestmove goes out in the same write as the held lines.
+                info.pending
+                    .push_str(&bestmove_line(result.best_move, protocol));
+                info.pending.push('\n');
+                info.flush();
             })
             .map_err(|e| format!("cannot start the search thread: {e}"))?;
         self.thread = Some(handle);
