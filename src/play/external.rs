@@ -236,7 +236,13 @@ impl ExternalPlayer {
             Some(p) => p,
             None => return Err(PlayerError::Crash("engine is not running".into())),
         };
-        if writeln!(p.stdin, "{line}")
+        // One write per command (the pipe is unbuffered; `writeln!` would write the text and
+        // the newline apart and wake the engine twice).
+        let mut text = String::with_capacity(line.len() + 1);
+        text.push_str(line);
+        text.push('\n');
+        if p.stdin
+            .write_all(text.as_bytes())
             .and_then(|_| p.stdin.flush())
             .is_err()
         {
@@ -337,7 +343,6 @@ impl Player for ExternalPlayer {
                 position.push_str(&m.to_string());
             }
         }
-        self.send(&position)?;
         let us = req.pos.side_to_move().index();
         let mut go = String::from("go");
         let l = req.limits;
@@ -368,7 +373,8 @@ impl Player for ExternalPlayer {
             // The referee rules on the clock; the watchdog only catches a hung engine.
             deadline = c[us] + 1_000;
         }
-        self.send(&go)?;
+        // `position` and `go` in one write: the engine reads both at one wake-up.
+        self.send(&format!("{position}\n{go}"))?;
         let mut score = None;
         let line = self.wait_for(
             |line| {
