@@ -9,6 +9,8 @@
 use crate::core::{Move, Position, Variant};
 use crate::eval::EvalParams;
 use crate::search::{SearchInfo, SearchLimits, SearchParams, Searcher, Skill};
+use crate::tunable::ParamSpec;
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +26,14 @@ pub struct UciArgs {
     /// Search parameters file (default: the embedded params/search.json).
     #[arg(long)]
     pub search_params: Option<PathBuf>,
+    /// Also offer every search and evaluation parameter as a `spin` option (as a Stockfish
+    /// `TUNE()` build does), for tuning this engine through UCI.
+    #[arg(long)]
+    pub tune_options: bool,
+    /// Print the parameters as the six-field `name,value,min,max,c_end,r_end` lines of a
+    /// Stockfish `TUNE()` build (what `--param-file` reads) and exit.
+    #[arg(long)]
+    pub print_tune: bool,
 }
 
 pub const ENGINE_NAME: &str = concat!("xqtune ", env!("CARGO_PKG_VERSION"));
@@ -81,6 +91,47 @@ fn emit(out: &Output, line: &str) {
     let _ = w.flush();
 }
 
+/// How long a search keeps its `info` lines to send them with the next one: a search shorter
+/// than this (a match at a few thousand nodes per move) answers with one write, so the match
+/// runner on the other end of the pipe wakes once per move instead of once per line, which
+/// matters on a loaded machine; a longer search shows every line as it comes.
+const INFO_HOLD_MS: u128 = 50;
+
+/// `info` lines of one search, held for [`INFO_HOLD_MS`] and then written as they come.
+struct InfoLines {
+    out: Output,
+    started: std::time::Instant,
+    pending: String,
+}
+
+impl InfoLines {
+    fn new(out: Output) -> InfoLines {
+        InfoLines {
+            out,
+            started: std::time::Instant::now(),
+            pending: String::new(),
+        }
+    }
+
+    fn push(&mut self, line: &str) {
+        self.pending.push_str(line);
+        self.pending.push('\n');
+        if self.started.elapsed().as_millis() >= INFO_HOLD_MS {
+            self.flush();
+        }
+    }
+
+    /// Writes the held lines in one write.
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let mut w = self.out.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = w.write_all(self.pending.as_bytes());
+            let _ = w.flush();
+            self.pending.clear();
+        }
+    }
+}
+
 /// Protocol state: the position, options, and the searcher shared with the search thread.
 pub struct Engine {
     out: Output,
@@ -97,6 +148,61 @@ pub struct Engine {
     ucci_millisec: bool,
     /// `UCI_Variant`: what `startpos` means and how a fully revealed FEN is read.
     variant: Variant,
+    /// `--tune-options`: the parameters offered as options, if asked for.
+    tune: Option<TuneOptions>,
+    /// An evaluation option changed since the tables were last cleared: their scores are
+    /// stale, so the next `go` starts from clear tables unless `ucinewgame` came first.
+    eval_changed: bool,
+    /// The `position` command that gave `pos` (setup words, moves), so that the next one,
+    /// which a GUI or match runner sends with one or two moves more, only plays the new
+    /// moves instead of replaying the game.
+    last_position: Option<(Vec<String>, Vec<String>)>,
+}
+
+/// Every tunable number as a UCI `spin` option: the flat view of the evaluation parameters
+/// (Xiangqi, then Jieqi terms) followed by the search parameters, under their flat names. The
+/// list is [`crate::tunable::ParamList::specs`] itself, so a new parameter becomes an option with no second
+/// declaration.
+struct TuneOptions {
+    /// Current values and bounds: evaluation specs, then search specs.
+    specs: Vec<ParamSpec>,
+    /// How many of `specs` are evaluation parameters.
+    n_eval: usize,
+    /// Lower-case name -> index in `specs` (UCI option names are case-insensitive).
+    index: HashMap<String, usize>,
+}
+
+impl TuneOptions {
+    fn new(eval: &EvalParams, search: &SearchParams) -> TuneOptions {
+        let mut specs = eval.specs();
+        let n_eval = specs.len();
+        specs.extend(search.specs());
+        let index = specs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.to_ascii_lowercase(), i))
+            .collect();
+        TuneOptions {
+            specs,
+            n_eval,
+            index,
+        }
+    }
+}
+
+/// The six-field lines a Stockfish `TUNE()` build prints at start-up, one per parameter:
+/// `name,value,min,max,c_end,r_end`. c_end is fishtest's default, a twentieth of the range,
+/// but never below the parameter's step; r_end is fishtest's default 0.0020.
+pub fn tune_lines(eval: &EvalParams, search: &SearchParams) -> String {
+    let mut out = String::new();
+    for s in eval.specs().into_iter().chain(search.specs()) {
+        let c_end = ((s.max - s.min) as f64 / 20.0).max(s.step() as f64);
+        out.push_str(&format!(
+            "{},{},{},{},{},0.0020\n",
+            s.name, s.value, s.min, s.max, c_end
+        ));
+    }
+    out
 }
 
 impl Engine {
@@ -115,6 +221,81 @@ impl Engine {
             skill: Skill::Expert,
             ucci_millisec: false,
             variant: Variant::Xiangqi,
+            tune: None,
+            eval_changed: false,
+            last_position: None,
+        }
+    }
+
+    /// Offers every evaluation and search parameter as a `spin` option (`--tune-options`).
+    pub fn with_tune_options(mut self) -> Engine {
+        let s = self.lock_searcher();
+        let tune = TuneOptions::new(&s.eval, &s.params);
+        drop(s);
+        self.tune = Some(tune);
+        self
+    }
+
+    /// The `option` lines of the tunable parameters, in the session's dialect.
+    fn say_tune_options(&self) {
+        let Some(t) = &self.tune else { return };
+        for s in &t.specs {
+            self.say(&match self.protocol {
+                Protocol::Uci => format!(
+                    "option name {} type spin default {} min {} max {}",
+                    s.name, s.value, s.min, s.max
+                ),
+                Protocol::Ucci => format!(
+                    "option {} type spin min {} max {} default {}",
+                    s.name, s.min, s.max, s.value
+                ),
+            });
+        }
+    }
+
+    /// `setoption` of a tunable parameter: `Ok(false)` when `name` is not one. Clearing the
+    /// tables waits for the next `ucinewgame` or `go`, so that a tuner setting hundreds of
+    /// options clears them once.
+    fn set_tune_option(&mut self, name: &str, value: &str) -> Result<bool, String> {
+        let Some(t) = &mut self.tune else {
+            return Ok(false);
+        };
+        let Some(&i) = t.index.get(&name.to_ascii_lowercase()) else {
+            return Ok(false);
+        };
+        let spec = &mut t.specs[i];
+        let v: i32 = value
+            .trim()
+            .parse()
+            .map_err(|_| format!("option {}: '{value}' is not an integer", spec.name))?;
+        if !(spec.min..=spec.max).contains(&v) {
+            return Err(format!(
+                "option {}: {v} outside {}..{}",
+                spec.name, spec.min, spec.max
+            ));
+        }
+        spec.value = v;
+        let values: Vec<i32> = t.specs.iter().map(|s| s.value).collect();
+        let n_eval = t.n_eval;
+        let mut s = self.lock_searcher();
+        if i < n_eval {
+            let eval = s.eval.from_vec(&values[..n_eval]);
+            s.eval = Arc::new(eval);
+            drop(s);
+            self.eval_changed = true;
+        } else {
+            s.params = s.params.from_vec(&values[n_eval..]);
+        }
+        Ok(true)
+    }
+
+    /// After a parameter file replaced a set: the options show its values and bounds.
+    fn refresh_tune_options(&mut self) {
+        if self.tune.is_some() {
+            let s = self.lock_searcher();
+            let tune = TuneOptions::new(&s.eval, &s.params);
+            drop(s);
+            self.tune = Some(tune);
         }
     }
 
@@ -173,7 +354,9 @@ impl Engine {
             "ucinewgame" => {
                 self.wait_search();
                 self.lock_searcher().new_game();
+                self.eval_changed = false;
                 self.pos = Position::startpos_of(self.variant);
+                self.last_position = None;
             }
             "setoption" => {
                 self.wait_search();
@@ -181,10 +364,7 @@ impl Engine {
                     self.error(&e);
                 }
             }
-            "position" => match parse_position_variant(rest, self.variant) {
-                Ok(p) => self.pos = p,
-                Err(e) => self.error(&format!("{e}; position unchanged")),
-            },
+            "position" => self.cmd_position(rest),
             "go" => {
                 if let Err(e) = self.cmd_go(rest) {
                     self.error(&e);
@@ -235,6 +415,7 @@ impl Engine {
             "option name Skill type combo default expert var easy var medium var hard var expert",
         );
         self.say("option name UCI_Variant type combo default xiangqi var xiangqi var jieqi");
+        self.say_tune_options();
         self.say(Protocol::Uci.hello_ok());
     }
 
@@ -250,6 +431,7 @@ impl Engine {
         self.say("option paramsfile type string default <empty>");
         self.say("option searchparamsfile type string default <empty>");
         self.say("option skill type combo var easy var medium var hard var expert default expert");
+        self.say_tune_options();
         self.say(Protocol::Ucci.hello_ok());
     }
 
@@ -305,6 +487,8 @@ impl Engine {
                 let mut s = self.lock_searcher();
                 s.eval = Arc::new(p);
                 s.new_game();
+                drop(s);
+                self.refresh_tune_options();
             }
             "searchparamsfile" => {
                 let p = if value.is_empty() {
@@ -314,6 +498,7 @@ impl Engine {
                         .map_err(|e| format!("SearchParamsFile '{value}': {e}"))?
                 };
                 self.lock_searcher().params = p;
+                self.refresh_tune_options();
             }
             "skill" => {
                 self.skill = Skill::parse(&value).ok_or_else(|| {
@@ -331,6 +516,7 @@ impl Engine {
                     }
                 };
                 self.pos = Position::startpos_of(self.variant);
+                self.last_position = None;
             }
             "usemillisec" if self.protocol == Protocol::Ucci => {
                 self.ucci_millisec = match value.as_str() {
@@ -349,9 +535,48 @@ impl Engine {
                     self.lock_searcher().new_game();
                 }
             }
-            _ => return Err(format!("unknown option '{name}'")),
+            _ => {
+                if !self.set_tune_option(&name, &value)? {
+                    return Err(format!("unknown option '{name}'"));
+                }
+            }
         }
         Ok(())
+    }
+
+    /// `position ...`: when the setup is the previous command's and its moves extend the
+    /// previous moves, only the new moves are played on the current position (the same
+    /// position a full replay gives); otherwise the command is read from scratch.
+    fn cmd_position(&mut self, rest: &str) {
+        let tokens: Vec<&str> = rest.split_whitespace().collect();
+        let moves_at = tokens.iter().position(|&t| t == "moves");
+        let (setup, moves) = match moves_at {
+            Some(i) => (&tokens[..i], &tokens[i + 1..]),
+            None => (&tokens[..], &[][..]),
+        };
+        let extends = self.last_position.as_ref().is_some_and(|(s, m)| {
+            s.len() == setup.len()
+                && s.iter().zip(setup).all(|(a, b)| a == b)
+                && m.len() <= moves.len()
+                && m.iter().zip(moves).all(|(a, b)| a == b)
+        });
+        let result = if extends {
+            let done = self.last_position.as_ref().map_or(0, |(_, m)| m.len());
+            let mut pos = self.pos.clone();
+            play_moves(&mut pos, moves, done).map(|()| pos)
+        } else {
+            parse_position_variant(rest, self.variant)
+        };
+        match result {
+            Ok(p) => {
+                self.pos = p;
+                self.last_position = Some((
+                    setup.iter().map(|s| s.to_string()).collect(),
+                    moves.iter().map(|s| s.to_string()).collect(),
+                ));
+            }
+            Err(e) => self.error(&format!("{e}; position unchanged")),
+        }
     }
 
     fn cmd_go(&mut self, rest: &str) -> Result<(), String> {
@@ -360,6 +585,9 @@ impl Engine {
             Protocol::Ucci => parse_go_ucci(rest, self.ucci_millisec)?,
         };
         self.wait_search();
+        if std::mem::take(&mut self.eval_changed) {
+            self.lock_searcher().new_game();
+        }
         let limits = self.skill.apply(&limits);
         self.infinite = limits.infinite;
         self.stop.store(false, Ordering::Relaxed);
@@ -372,17 +600,23 @@ impl Engine {
             .name("search".into())
             .spawn(move || {
                 let mut s = searcher.lock().unwrap_or_else(|e| e.into_inner());
+                let mut info = InfoLines::new(out);
                 let result = s.search_keep_stop(&pos, &limits, &mut |i: &SearchInfo| {
-                    emit(&out, &info_line(i, protocol));
+                    info.push(&info_line(i, protocol));
                 });
                 drop(s);
                 if limits.infinite {
+                    info.flush();
                     // UCI: an infinite search answers only after `stop`.
                     while !stop.load(Ordering::Relaxed) {
                         std::thread::sleep(std::time::Duration::from_millis(2));
                     }
                 }
-                emit(&out, &bestmove_line(result.best_move, protocol));
+                // The bestmove goes out in the same write as the held lines.
+                info.pending
+                    .push_str(&bestmove_line(result.best_move, protocol));
+                info.pending.push('\n');
+                info.flush();
             })
             .map_err(|e| format!("cannot start the search thread: {e}"))?;
         self.thread = Some(handle);
@@ -471,13 +705,19 @@ pub fn parse_position_variant(rest: &str, variant: Variant) -> Result<Position, 
         }
         None => return Err("position needs 'startpos' or 'fen'".into()),
     };
-    for (i, m) in moves.iter().enumerate() {
+    play_moves(&mut pos, moves, 0)?;
+    Ok(pos)
+}
+
+/// Plays `moves[from..]` on `pos`; the error names the move by its number in `moves`.
+fn play_moves(pos: &mut Position, moves: &[&str], from: usize) -> Result<(), String> {
+    for (i, m) in moves.iter().enumerate().skip(from) {
         let mv = pos
             .parse_move(m)
             .map_err(|e| format!("move {} '{m}' refused: {e}", i + 1))?;
         pos.make_move(mv);
     }
-    Ok(pos)
+    Ok(())
 }
 
 fn number<T: std::str::FromStr>(key: &str, v: Option<&&str>) -> Result<T, String> {
@@ -575,10 +815,14 @@ pub fn parse_go_ucci(rest: &str, millisec: bool) -> Result<SearchLimits, String>
     Ok(l)
 }
 
-/// Runs the protocol on stdin/stdout until `quit` or end of input.
-pub fn run(eval: EvalParams, params: SearchParams) -> anyhow::Result<()> {
+/// Runs the protocol on stdin/stdout until `quit` or end of input; `tune_options` offers every
+/// parameter as an option (`--tune-options`).
+pub fn run(eval: EvalParams, params: SearchParams, tune_options: bool) -> anyhow::Result<()> {
     let out: Output = Arc::new(Mutex::new(Box::new(std::io::stdout())));
     let mut engine = Engine::new(eval, params, out);
+    if tune_options {
+        engine = engine.with_tune_options();
+    }
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut buf = Vec::new();
@@ -600,10 +844,14 @@ pub fn run(eval: EvalParams, params: SearchParams) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `xqtune uci [--params FILE] [--search-params FILE]`.
+/// `xqtune uci [--params FILE] [--search-params FILE] [--tune-options] [--print-tune]`.
 pub fn run_with_args(args: &UciArgs) -> anyhow::Result<()> {
     let (eval, params) = load_params(args.params.as_deref(), args.search_params.as_deref())?;
-    run(eval, params)
+    if args.print_tune {
+        print!("{}", tune_lines(&eval, &params));
+        return Ok(());
+    }
+    run(eval, params, args.tune_options)
 }
 
 /// The evaluation and search parameters of `--params` / `--search-params` (embedded defaults

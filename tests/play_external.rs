@@ -35,10 +35,25 @@ const TESTS: &[(&str, fn())] = &[
     ("cli_match_writes_records", cli_match_writes_records),
     ("against_xqtune_uci", against_xqtune_uci),
     ("against_xqtune_ucci", against_xqtune_ucci),
+    ("no_move_resigns", no_move_resigns),
+    (
+        "engine_stays_alive_across_games",
+        engine_stays_alive_across_games,
+    ),
+    (
+        "changed_options_are_sent_between_games",
+        changed_options_are_sent_between_games,
+    ),
+    (
+        "jieqi_against_external_xqtune_gives_the_same_games",
+        jieqi_against_external_xqtune_gives_the_same_games,
+    ),
 ];
 
 /// Started with a `fake-mode=...` argument, this binary is a tiny UCI/UCCI engine on
-/// stdin/stdout (modes `uci`, `ucci`, `illegal`, `crash:<marker file>`, `slow`); otherwise it
+/// stdin/stdout (modes `uci`, `ucci`, `illegal`, `crash:<marker file>`, `slow`, `resign`,
+/// `ucci-resign` (no move from the third `go` on), `log:<file>` (appends every line it reads));
+/// otherwise it
 /// runs [`TESTS`] as libtest would: names containing any free argument (all when none), on a
 /// few threads, failing when one test panics. `--list` lists them.
 fn main() {
@@ -97,7 +112,7 @@ fn main() {
 }
 
 fn fake_engine(mode: &str) -> i32 {
-    let ucci = mode == "ucci";
+    let ucci = mode.starts_with("ucci");
     let (mode, marker) = match mode.split_once(':') {
         Some((m, f)) => (m.to_string(), Some(PathBuf::from(f))),
         None => (mode.to_string(), None),
@@ -107,16 +122,32 @@ fn fake_engine(mode: &str) -> i32 {
     if let (true, Some(m)) = (crash_here, &marker) {
         let _ = std::fs::write(m, "crashed");
     }
+    let mut log = match (mode.as_str(), &marker) {
+        ("log", Some(m)) => std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(m)
+            .ok(),
+        _ => None,
+    };
     let mut pos = Position::startpos();
     let mut gos = 0;
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { return 2 };
+        if let Some(f) = &mut log {
+            use std::io::Write;
+            let _ = writeln!(f, "{line}");
+        }
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.first().copied() {
             Some("uci") if !ucci => println!("id name fake\nuciok"),
             Some("ucci") if ucci => println!("id name fake\nucciok"),
             Some("uci") | Some("ucci") => return 3, // wrong dialect
-            Some("isready") => println!("readyok"),
+            Some("isready") => {
+                // Sent before each game: the move count starts again.
+                gos = 0;
+                println!("readyok")
+            }
             Some("ucinewgame") if ucci => return 4, // not a UCCI command
             Some("ucinewgame") => {}
             Some("setoption") => {
@@ -160,6 +191,17 @@ fn fake_engine(mode: &str) -> i32 {
                 }
                 if mode == "illegal" {
                     println!("bestmove a0a0");
+                    continue;
+                }
+                if mode.ends_with("resign") && gos >= 3 {
+                    println!(
+                        "{}",
+                        if ucci {
+                            "nobestmove"
+                        } else {
+                            "bestmove (none)"
+                        }
+                    );
                     continue;
                 }
                 let moves = pos.legal_moves();
@@ -441,4 +483,169 @@ fn against_xqtune_ucci() {
     )
     .unwrap();
     assert_clean(&r, 2);
+}
+
+fn no_move_resigns() {
+    for (mode, protocol) in [("resign", Protocol::Uci), ("ucci-resign", Protocol::Ucci)] {
+        let c = MatchConfig {
+            concurrency: 1,
+            ..cfg(2)
+        };
+        let fake = fake("fake", mode, protocol);
+        let r = run_match_with_progress(&fake, &internal(), &c, &|_| {}).unwrap();
+        assert_eq!(r.games.len(), 2);
+        assert_eq!(r.result.losses, 2, "{mode}");
+        for g in &r.games {
+            let loser = fake_color(g);
+            assert_eq!(g.termination, Termination::Resign { loser }, "{mode}");
+            // The fake gave two moves of its own before resigning on its third `go`.
+            assert_eq!(g.moves.len(), if g.a_is_red { 4 } else { 5 }, "{mode}");
+            let pgn = xqtune::play::pgn::game_pgn(&Default::default(), g);
+            assert!(pgn.contains("[Termination \"normal\"]"), "{pgn}");
+            assert!(
+                pgn.contains(&format!("{loser} resigns (the engine gave no move)")),
+                "{pgn}"
+            );
+        }
+    }
+}
+
+/// A fresh log file for the `log:` fake.
+fn log_file(tag: &str) -> PathBuf {
+    let f = std::env::temp_dir().join(format!("xqtune-fake-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&f);
+    f
+}
+
+fn engine_stays_alive_across_games() {
+    let log = log_file("alive");
+    let c = MatchConfig {
+        concurrency: 1,
+        ..cfg(4)
+    };
+    let engine = fake("fake", &format!("log:{}", log.display()), Protocol::Uci);
+    let r = run_match_with_progress(&engine, &internal(), &c, &|_| {}).unwrap();
+    assert_clean(&r, 4);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let lines: Vec<&str> = text.lines().collect();
+    let count = |l: &str| lines.iter().filter(|x| **x == l).count();
+    // One process for the four games: one handshake, the option sent once, and before each
+    // game `ucinewgame` then `isready`.
+    assert_eq!(count("uci"), 1, "{lines:?}");
+    assert_eq!(count("setoption name Hash value 16"), 1, "{lines:?}");
+    assert_eq!(count("ucinewgame"), 4, "{lines:?}");
+    for (i, l) in lines.iter().enumerate() {
+        if *l == "ucinewgame" {
+            assert_eq!(lines.get(i + 1), Some(&"isready"), "{lines:?}");
+        }
+    }
+    assert_eq!(lines.first(), Some(&"uci"));
+}
+
+fn changed_options_are_sent_between_games() {
+    use xqtune::play::external::ExternalPlayer;
+    use xqtune::play::game::{GameSettings, GameStart, MoveLimits, Player, Seat, play_game};
+    let log = log_file("options");
+    let Engine::External(config) = fake("fake", &format!("log:{}", log.display()), Protocol::Uci)
+    else {
+        unreachable!()
+    };
+    let mut ext = ExternalPlayer::new(config);
+    let Engine::Internal(c) = internal() else {
+        unreachable!()
+    };
+    let mut inp = xqtune::play::game::InProcessPlayer::new(c.eval, c.search, c.options, 1);
+    let openings = xqtune::play::default_openings();
+    let settings = GameSettings {
+        limits: MoveLimits {
+            nodes: Some(100),
+            ..Default::default()
+        },
+        max_plies: 6,
+        adjudication: Default::default(),
+        time_margin_ms: 0,
+    };
+    let seat = Seat {
+        name: "x".into(),
+        hash: None,
+    };
+    let mut game = |ext: &mut ExternalPlayer| {
+        let players: [&mut dyn Player; 2] = [ext, &mut inp];
+        let g = play_game(
+            0,
+            players,
+            [&seat, &seat],
+            true,
+            GameStart::Opening(&openings[0]),
+            &settings,
+        );
+        assert_eq!(g.termination, Termination::MaxPlies);
+    };
+    game(&mut ext);
+    ext.set_options(vec![
+        ("Hash".into(), "16".into()),
+        ("Contempt".into(), "3".into()),
+    ]);
+    game(&mut ext);
+    ext.set_options(vec![("Hash".into(), "32".into())]);
+    game(&mut ext);
+    assert_eq!(ext.starts, 1);
+    drop(ext);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let sets: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("setoption"))
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            "setoption name Hash value 16",
+            "setoption name Contempt value 3",
+            "setoption name Hash value 32",
+        ]
+    );
+    // Each change comes before the `ucinewgame` of the game it is for.
+    let lines: Vec<&str> = text.lines().collect();
+    let at = |l: &str| lines.iter().position(|x| *x == l).unwrap();
+    let newgames: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i] == "ucinewgame")
+        .collect();
+    assert_eq!(newgames.len(), 3);
+    assert!(at("setoption name Contempt value 3") > newgames[0]);
+    assert!(at("setoption name Contempt value 3") < newgames[1]);
+    assert!(at("setoption name Hash value 32") < newgames[2]);
+}
+
+fn jieqi_against_external_xqtune_gives_the_same_games() {
+    let c = MatchConfig {
+        variant: xqtune::core::Variant::Jieqi,
+        games: 4,
+        nodes: Some(600),
+        max_plies: 60,
+        seed: 9,
+        ..cfg(4)
+    };
+    let external = Engine::External(ExternalConfig {
+        // Same name and hash size as the in-process engine, so the records can be compared.
+        name: "xqtune".into(),
+        program: env!("CARGO_BIN_EXE_xqtune").into(),
+        args: vec!["uci".into()],
+        protocol: Protocol::Uci,
+        options: vec![("Hash".into(), c.hash_mb.to_string())],
+        timeout_ms: 20_000,
+    });
+    let inproc = run_match_with_progress(&internal(), &internal(), &c, &|_| {}).unwrap();
+    let mixed = run_match_with_progress(&internal(), &external, &c, &|_| {}).unwrap();
+    assert_eq!(inproc.games.len(), 4);
+    assert_eq!(mixed.games.len(), 4);
+    for (x, y) in inproc.games.iter().zip(&mixed.games) {
+        assert_eq!(x.deal_seed, y.deal_seed);
+        assert_eq!(x.moves, y.moves, "game {}", x.index);
+        assert_eq!(x.result, y.result, "game {}", x.index);
+        assert_eq!(x.termination, y.termination, "game {}", x.index);
+        // Past the deal, reveals included: the games are Jieqi games that went somewhere.
+        assert!(x.moves.len() > 10);
+    }
 }

@@ -429,3 +429,246 @@ fn bench_prints_the_signature() {
         "{text2}"
     );
 }
+
+/// The `option` lines of a `uci` handshake.
+fn option_lines(args: &[&str]) -> Vec<String> {
+    let mut s = Session::start(args);
+    s.send("uci");
+    let hello = s.until("uciok");
+    s.quit();
+    hello
+        .into_iter()
+        .filter(|l| l.starts_with("option "))
+        .collect()
+}
+
+/// Every parameter, evaluation (Xiangqi and Jieqi terms) then search, in flat order.
+fn all_specs() -> Vec<xqtune::tunable::ParamSpec> {
+    let mut specs = xqtune::eval::EvalParams::default().specs();
+    specs.extend(xqtune::search::SearchParams::default().specs());
+    specs
+}
+
+#[test]
+fn tune_options_offer_every_parameter_and_only_with_the_flag() {
+    let plain = option_lines(&["uci"]);
+    let tuned = option_lines(&["uci", "--tune-options"]);
+    let specs = all_specs();
+    assert!(specs.iter().any(|s| s.name.starts_with("jieqi.")));
+    assert_eq!(tuned.len(), plain.len() + specs.len());
+    assert_eq!(tuned[..plain.len()], plain[..]);
+    for (line, s) in tuned[plain.len()..].iter().zip(&specs) {
+        assert_eq!(
+            *line,
+            format!(
+                "option name {} type spin default {} min {} max {}",
+                s.name, s.value, s.min, s.max
+            )
+        );
+    }
+    // Option names are unique and none shadows a fixed option.
+    let mut names: Vec<String> = specs.iter().map(|s| s.name.to_lowercase()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), specs.len());
+    for fixed in [
+        "hash",
+        "threads",
+        "clear hash",
+        "paramsfile",
+        "skill",
+        "uci_variant",
+    ] {
+        assert!(!names.iter().any(|n| n == fixed), "{fixed}");
+    }
+}
+
+/// The last `info depth` line's score and pv after `go depth 5` in a position where black
+/// lacks a rook (so that the rook's value shows in the score).
+fn search_signature(s: &mut Session) -> String {
+    s.send("ucinewgame");
+    s.send("position fen 1nbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1");
+    s.send("go depth 5");
+    let out = s.until("bestmove");
+    let last = out
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .unwrap();
+    let score = last.split(" nodes ").next().unwrap().to_string();
+    let pv = last.split(" pv ").nth(1).unwrap();
+    format!("{score} | {pv} | {}", out.last().unwrap())
+}
+
+#[test]
+fn tune_option_setoption_equals_a_params_file() {
+    let eval = xqtune::eval::EvalParams::default();
+    let specs = eval.specs();
+    let (i, rook) = specs
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.name == "material.rook.mg")
+        .expect("a rook value");
+    let mut v = eval.to_vec();
+    v[i] = rook.min;
+    let file = std::env::temp_dir().join(format!("xqtune-tune-opt-{}.json", std::process::id()));
+    std::fs::write(&file, eval.from_vec(&v).to_json_string()).unwrap();
+
+    let mut by_option = Session::start(&["uci", "--tune-options"]);
+    let default = search_signature(&mut by_option);
+    by_option.send(&format!(
+        "setoption name material.rook.mg value {}",
+        rook.min
+    ));
+    let set = search_signature(&mut by_option);
+    by_option.quit();
+    let mut by_file = Session::start(&["uci", "--params", file.to_str().unwrap()]);
+    let from_file = search_signature(&mut by_file);
+    by_file.quit();
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(set, from_file);
+    assert_ne!(
+        set, default,
+        "a rook at its minimum should change the search"
+    );
+
+    // A search parameter set away and back: the default search returns.
+    let mut s = Session::start(&["uci", "--tune-options"]);
+    let search = xqtune::search::SearchParams::default().specs();
+    let p = &search[0];
+    let before = search_signature(&mut s);
+    s.send(&format!("setoption name {} value {}", p.name, p.max));
+    s.send(&format!("setoption name {} value {}", p.name, p.value));
+    assert_eq!(search_signature(&mut s), before);
+    s.quit();
+}
+
+#[test]
+fn tune_option_errors_name_the_option() {
+    let mut s = Session::start(&["uci", "--tune-options"]);
+    let p = &all_specs()[0];
+    for (line, needle) in [
+        (
+            format!("setoption name {} value {}", p.name, p.max + 1),
+            format!("{}: {} outside {}..{}", p.name, p.max + 1, p.min, p.max),
+        ),
+        (
+            format!("setoption name {} value ten", p.name),
+            format!("{}: 'ten' is not an integer", p.name),
+        ),
+        (
+            "setoption name material.dragon.mg value 1".to_string(),
+            "unknown option 'material.dragon.mg'".to_string(),
+        ),
+    ] {
+        s.send(&line);
+        s.send("isready");
+        let out = s.until("readyok");
+        assert!(
+            out.iter()
+                .any(|l| l.starts_with("info string error:") && l.contains(&needle)),
+            "'{line}': {out:?}"
+        );
+    }
+    s.quit();
+    // Without the flag a parameter is not an option.
+    let mut s = Session::start(&["uci"]);
+    s.send(&format!("setoption name {} value {}", p.name, p.value));
+    s.send("isready");
+    let out = s.until("readyok");
+    assert!(
+        out[0].contains(&format!("unknown option '{}'", p.name)),
+        "{out:?}"
+    );
+    s.quit();
+}
+
+#[test]
+fn print_tune_gives_six_field_lines() {
+    let o = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["uci", "--print-tune"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    let specs = all_specs();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), specs.len());
+    for (line, s) in lines.iter().zip(&specs) {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 6, "{line}");
+        assert_eq!(f[0], s.name);
+        assert_eq!(f[1..4], [s.value, s.min, s.max].map(|x| x.to_string()));
+        let c_end: f64 = f[4].parse().unwrap();
+        assert!(c_end >= s.step().max(1) as f64, "{line}");
+        assert!(c_end >= (s.max - s.min) as f64 / 20.0 - 1e-9, "{line}");
+        assert_eq!(f[5], "0.0020");
+    }
+}
+
+#[test]
+fn jieqi_view_fen_with_pool_is_read() {
+    let arbiter = xqtune::core::arbiter::Arbiter::from_seed(11, Default::default());
+    let fen = arbiter.view_fen(xqtune::core::Color::Red);
+    let mut s = Session::start(&["uci"]);
+    s.send(&format!("position fen {fen}"));
+    s.send("go nodes 2000");
+    let out = s.until("bestmove");
+    assert!(!out.iter().any(|l| l.contains("error")), "{out:?}");
+    let mv = bestmove(&out);
+    assert_eq!(mv.len(), 4, "{mv}");
+    let view = arbiter.view(xqtune::core::Color::Red);
+    assert!(view.legal_moves().iter().any(|m| m.uci() == mv), "{mv}");
+    s.quit();
+}
+
+/// `d` and a node-limited search's last `info` (time and nps dropped) after the commands.
+fn position_signature(commands: &[&str]) -> Vec<String> {
+    let mut s = Session::start(&["uci"]);
+    for c in commands {
+        s.send(c);
+    }
+    s.send("d");
+    s.send("go nodes 3000");
+    let out = s.until("bestmove");
+    s.quit();
+    out.iter()
+        .map(|l| {
+            l.split(" nps ")
+                .next()
+                .unwrap_or(l)
+                .split(" time ")
+                .next()
+                .unwrap_or(l)
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn position_extending_the_previous_one_equals_a_full_replay() {
+    // A shuffle that repeats positions, so that a lost history would change the search.
+    let game = "position startpos moves h2e2 h9g7 h0g2 i9h9 g2h0 h9i9 h0g2 i9h9 g2h0";
+    let full = position_signature(&[game]);
+    let stepwise = position_signature(&[
+        "position startpos moves h2e2",
+        "position startpos moves h2e2 h9g7 h0g2",
+        "position startpos moves h2e2 h9g7 h0g2 i9h9 g2h0 h9i9",
+        // An illegal extension is refused and leaves the position as it was.
+        "position startpos moves h2e2 h9g7 h0g2 i9h9 g2h0 h9i9 a0a9",
+        game,
+    ]);
+    assert!(
+        stepwise[0].contains("move 7 'a0a9' refused"),
+        "{stepwise:?}"
+    );
+    assert_eq!(full[..], stepwise[1..]);
+    // Not an extension (other moves, other setup): read from scratch.
+    let other = position_signature(&["position startpos moves h0g2", game]);
+    assert_eq!(full, other);
+    let back = position_signature(&[game, "position startpos moves h2e2 h9g7"]);
+    assert_eq!(
+        back,
+        position_signature(&["position startpos moves h2e2 h9g7"])
+    );
+}

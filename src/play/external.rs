@@ -115,7 +115,8 @@ impl Drop for Process {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            // Short polls: a match ends by dropping its engines, and most exit at once.
+            std::thread::sleep(Duration::from_millis(1));
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -126,6 +127,8 @@ impl Drop for Process {
 pub struct ExternalPlayer {
     config: ExternalConfig,
     process: Option<Process>,
+    /// The options the running process was last given (what `setoption` has to change).
+    applied: Vec<(String, String)>,
     /// How many times the process was (re)started.
     pub starts: u32,
 }
@@ -135,8 +138,46 @@ impl ExternalPlayer {
         ExternalPlayer {
             config,
             process: None,
+            applied: Vec::new(),
             starts: 0,
         }
+    }
+
+    /// Replaces the option set; the running process gets `setoption` for each changed value
+    /// before its next game, so a tuner can switch parameter sets without restarting it. An
+    /// option left out of the new set keeps the value the process has.
+    pub fn set_options(&mut self, options: Vec<(String, String)>) {
+        self.config.options = options;
+    }
+
+    /// The options as configured now.
+    pub fn options(&self) -> &[(String, String)] {
+        &self.config.options
+    }
+
+    fn send_option(&mut self, name: &str, value: &str) -> Result<(), PlayerError> {
+        match self.config.protocol {
+            Protocol::Uci => self.send(&format!("setoption name {name} value {value}")),
+            Protocol::Ucci => self.send(&format!("setoption {name} {value}")),
+        }
+    }
+
+    /// Sends the options whose value differs from what the process was last given.
+    fn apply_options(&mut self) -> Result<(), PlayerError> {
+        let wanted = self.config.options.clone();
+        for (k, v) in &wanted {
+            let current = self.applied.iter().find(|(a, _)| a == k).map(|(_, b)| b);
+            if current != Some(v) {
+                self.send_option(k, v)?;
+            }
+        }
+        for (k, v) in wanted {
+            match self.applied.iter_mut().find(|(a, _)| *a == k) {
+                Some(slot) => slot.1 = v,
+                None => self.applied.push((k, v)),
+            }
+        }
+        Ok(())
     }
 
     fn crash(&mut self, msg: impl Into<String>) -> PlayerError {
@@ -185,14 +226,9 @@ impl ExternalPlayer {
         self.send(protocol.hello())?;
         let t = self.config.timeout_ms;
         self.wait_for(|l| l == protocol.hello_ok(), t)?;
-        let options = self.config.options.clone();
-        for (k, v) in options {
-            match self.config.protocol {
-                Protocol::Uci => self.send(&format!("setoption name {k} value {v}"))?,
-                Protocol::Ucci => self.send(&format!("setoption {k} {v}"))?,
-            }
-        }
-        Ok(())
+        // A fresh process knows none of the options.
+        self.applied.clear();
+        self.apply_options()
     }
 
     fn send(&mut self, line: &str) -> Result<(), PlayerError> {
@@ -200,7 +236,13 @@ impl ExternalPlayer {
             Some(p) => p,
             None => return Err(PlayerError::Crash("engine is not running".into())),
         };
-        if writeln!(p.stdin, "{line}")
+        // One write per command (the pipe is unbuffered; `writeln!` would write the text and
+        // the newline apart and wake the engine twice).
+        let mut text = String::with_capacity(line.len() + 1);
+        text.push_str(line);
+        text.push('\n');
+        if p.stdin
+            .write_all(text.as_bytes())
             .and_then(|_| p.stdin.flush())
             .is_err()
         {
@@ -280,8 +322,11 @@ fn parse_score(line: &str) -> Option<i32> {
 }
 
 impl Player for ExternalPlayer {
+    /// The process stays alive across games: changed options, then `ucinewgame` (UCI; UCCI
+    /// has no such command) and `isready`, so the game starts once the engine is ready.
     fn new_game(&mut self) -> Result<(), PlayerError> {
         self.ensure_running()?;
+        self.apply_options()?;
         if self.config.protocol == Protocol::Uci {
             self.send("ucinewgame")?;
         }
@@ -298,7 +343,6 @@ impl Player for ExternalPlayer {
                 position.push_str(&m.to_string());
             }
         }
-        self.send(&position)?;
         let us = req.pos.side_to_move().index();
         let mut go = String::from("go");
         let l = req.limits;
@@ -329,7 +373,8 @@ impl Player for ExternalPlayer {
             // The referee rules on the clock; the watchdog only catches a hung engine.
             deadline = c[us] + 1_000;
         }
-        self.send(&go)?;
+        // `position` and `go` in one write: the engine reads both at one wake-up.
+        self.send(&format!("{position}\n{go}"))?;
         let mut score = None;
         let line = self.wait_for(
             |line| {
@@ -344,17 +389,10 @@ impl Player for ExternalPlayer {
             },
             deadline,
         )?;
-        let mv = line
-            .split_whitespace()
-            .nth(1)
-            .unwrap_or("(none)")
-            .to_string();
-        if line.starts_with("nobestmove") {
-            return Ok(Reply {
-                mv: "(none)".into(),
-                score,
-            });
-        }
+        let mv = match line.split_whitespace().nth(1) {
+            Some(m) if !line.starts_with("nobestmove") => m.to_string(),
+            _ => Reply::NO_MOVE.to_string(),
+        };
         Ok(Reply { mv, score })
     }
 

@@ -41,6 +41,16 @@ pub struct Reply {
     pub score: Option<i32>,
 }
 
+impl Reply {
+    /// What a player that gives up answers (the UCI `bestmove (none)`, UCCI `nobestmove`).
+    pub const NO_MOVE: &'static str = "(none)";
+
+    /// Whether the answer is no move at all: `(none)`, nothing, or the UCI null move `0000`.
+    pub fn is_no_move(&self) -> bool {
+        matches!(self.mv.trim(), Self::NO_MOVE | "" | "0000")
+    }
+}
+
 /// What the referee tells the player when asking for a move.
 pub struct GoRequest<'a> {
     pub start_fen: &'a str,
@@ -164,6 +174,12 @@ pub enum Termination {
     TimeForfeit {
         loser: ColorName,
     },
+    /// The engine answered `bestmove (none)` (UCI), `nobestmove` (UCCI) or the null move
+    /// `0000` in a position with legal moves: it gives up. (With no legal move the rules have
+    /// already ended the game before it is asked.)
+    Resign {
+        loser: ColorName,
+    },
 }
 
 /// `Color` for records.
@@ -203,6 +219,8 @@ impl Termination {
             Termination::IllegalMove { .. } => "rules infraction",
             Termination::Crash { .. } => "abandoned",
             Termination::TimeForfeit { .. } => "time forfeit",
+            // PGN's tag has no resignation value: a resignation is a normal end.
+            Termination::Resign { .. } => "normal",
         }
     }
 }
@@ -221,6 +239,9 @@ impl fmt::Display for Termination {
             }
             Termination::Crash { loser, message } => write!(f, "{loser} {message}"),
             Termination::TimeForfeit { loser } => write!(f, "{loser} loses on time"),
+            Termination::Resign { loser } => {
+                write!(f, "{loser} resigns (the engine gave no move)")
+            }
         }
     }
 }
@@ -506,6 +527,15 @@ fn referee(
             Ok(r) => r,
             Err((r, t)) => return finish(r, t, &board, scores),
         };
+        if reply.is_no_move() {
+            // The rules found legal moves (no outcome above), so no move means giving up.
+            return finish(
+                GameResult::win_for(us.flip()),
+                Termination::Resign { loser: us.into() },
+                &board,
+                scores,
+            );
+        }
         if !board.play(&reply.mv) {
             player.reset();
             let termination = Termination::IllegalMove {

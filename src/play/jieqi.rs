@@ -4,6 +4,11 @@
 //! told them, so no engine can see a hidden identity. The capture-reveal rule decides what each side learns from captures of dark
 //! pieces (RULES.md rule 5).
 //!
+//! Each engine is sent its view as one FEN with the pool and no moves (`position fen <view>`,
+//! the convention of Pikafish's Jieqi branches and JieqiBox), and the in-process player searches
+//! exactly that position, history-free, so a seeded match gives the same games whether a side
+//! plays in-process or as an external `xqtune uci`.
+//!
 //! The record keeps the full truth: `opening_fen` is the deal with its hidden field (the PGN's
 //! `[FEN]` tag replays it exactly) and the moves carry their reveal suffixes.
 
@@ -26,16 +31,33 @@ pub(super) struct DealBoard {
     seed: u64,
     deal_fen: String,
     arbiter: Arbiter,
+    /// What the side to move is told: its view's FEN and that FEN read back (no history).
+    told_fen: String,
+    told: Position,
 }
 
 impl DealBoard {
     pub(super) fn new(seed: u64, rule: CaptureReveal) -> Self {
+        let arbiter = Arbiter::from_seed(seed, rule);
+        let (told_fen, told) = told(&arbiter);
         DealBoard {
             seed,
             deal_fen: deal(seed).to_fen(),
-            arbiter: Arbiter::from_seed(seed, rule),
+            arbiter,
+            told_fen,
+            told,
         }
     }
+}
+
+/// The side to move's view as a FEN, and that FEN as a position without history.
+fn told(arbiter: &Arbiter) -> (String, Position) {
+    let view = arbiter.view(arbiter.truth().side_to_move());
+    let fen = view.to_fen();
+    // A view always reads back (to_fen and from_fen round-trip); should it not, the view
+    // itself, with its history, is the closest thing to what the engine is told.
+    let pos = Position::from_fen(&fen).unwrap_or_else(|_| view.clone());
+    (fen, pos)
 }
 
 impl Board for DealBoard {
@@ -53,10 +75,11 @@ impl Board for DealBoard {
         limits: &'a MoveLimits,
         clocks: Option<[u64; 2]>,
     ) -> GoRequest<'a> {
+        debug_assert_eq!(us, self.arbiter.truth().side_to_move());
         GoRequest {
-            start_fen: self.arbiter.start_fen(us),
-            moves: self.arbiter.view_moves(us),
-            pos: self.arbiter.view(us),
+            start_fen: &self.told_fen,
+            moves: &[],
+            pos: &self.told,
             limits,
             clocks,
         }
@@ -73,7 +96,11 @@ impl Board for DealBoard {
             .iter()
             .copied()
             .find(|m| m.uci() == mv.trim());
-        chosen.is_some_and(|m| self.arbiter.play(m).is_ok())
+        let played = chosen.is_some_and(|m| self.arbiter.play(m).is_ok());
+        if played {
+            (self.told_fen, self.told) = told(&self.arbiter);
+        }
+        played
     }
 
     fn record(&self) -> BoardRecord {

@@ -99,8 +99,7 @@ impl Default for MatchConfig {
 /// Plays `cfg.games` games of `a` against `b` in-process and returns A's counts.
 ///
 /// Panics only on a configuration the in-process runner cannot play (no limit per move, an
-/// empty suite, Jieqi with an external engine); [`try_run_match`] returns those as
-/// errors.
+/// empty suite); [`try_run_match`] returns those as errors.
 pub fn run_match(a: &EngineConfig, b: &EngineConfig, cfg: &MatchConfig) -> MatchResult {
     match try_run_match(a, b, cfg) {
         Ok(r) => r,

@@ -158,12 +158,6 @@ pub fn run_match_with_progress(
     progress: &(dyn Fn(&MatchProgress) + Sync),
 ) -> Result<MatchReport, MatchError> {
     let jieqi = cfg.variant == Variant::Jieqi;
-    if jieqi && (matches!(a, Engine::External(_)) || matches!(b, Engine::External(_))) {
-        // External engines would need the Jieqi position/move dialect negotiated per engine.
-        return Err(MatchError::Unsupported(
-            "Jieqi with an external engine".into(),
-        ));
-    }
     if cfg.nodes.is_none() && cfg.depth.is_none() && cfg.tc.is_none() && cfg.movetime_ms.is_none() {
         return Err(MatchError::Config(
             "no limit per move: give nodes, depth, a time control or a move time".into(),
