@@ -28,6 +28,23 @@ pub struct ExternalConfig {
     pub timeout_ms: u64,
 }
 
+impl ExternalConfig {
+    /// Starts the program with piped stdin and stdout, in its own process group: a Ctrl-C at
+    /// the terminal is for the match or tuner (which finishes its step and checkpoints), not for
+    /// the engines in the middle of its games.
+    pub fn spawn(&self) -> std::io::Result<Child> {
+        let mut command = Command::new(&self.program);
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        command
+            .args(&self.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum ExternalError {
     #[error("engine command is empty")]
@@ -186,15 +203,9 @@ impl ExternalPlayer {
     }
 
     fn start(&mut self) -> Result<(), PlayerError> {
-        let mut child = Command::new(&self.config.program)
-            .args(&self.config.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| {
-                PlayerError::Crash(format!("cannot start '{}': {e}", self.config.program))
-            })?;
+        let mut child = self.config.spawn().map_err(|e| {
+            PlayerError::Crash(format!("cannot start '{}': {e}", self.config.program))
+        })?;
         let stdin = child
             .stdin
             .take()

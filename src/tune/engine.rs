@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -220,20 +219,10 @@ pub fn parse_option_line(line: &str) -> Option<Discovered> {
 pub fn discover(cmd: &EngineCommand, timeout: Duration) -> Result<Vec<Discovered>, EngineError> {
     let ext = cmd.external("discover", &[])?;
     let protocol: Protocol = cmd.proto.into();
-    let mut command = Command::new(&ext.program);
-    // Its own process group: a Ctrl-C at the terminal is for the tuner, not the engine.
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command
-        .args(&ext.args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| EngineError::Start {
-            program: ext.program.clone(),
-            error: e.to_string(),
-        })?;
+    let mut child = ext.spawn().map_err(|e| EngineError::Start {
+        program: ext.program.clone(),
+        error: e.to_string(),
+    })?;
     let fail = |why: &str| EngineError::Handshake {
         program: ext.program.clone(),
         hello: protocol.hello(),
