@@ -38,7 +38,9 @@ pub struct UciArgs {
 
 pub const ENGINE_NAME: &str = concat!("xqtune ", env!("CARGO_PKG_VERSION"));
 pub const ENGINE_AUTHOR: &str = "the xqtune authors";
-const DEFAULT_HASH_MB: usize = 16;
+/// The transposition table of a session until `setoption name Hash`: the size the match
+/// runner gives its in-process searchers, so xqtune through UCI and in-process play alike.
+pub const DEFAULT_HASH_MB: usize = 16;
 const MAX_HASH_MB: usize = 4096;
 
 /// The dialect of a session: this engine answers in the one the GUI opened with, and the match
@@ -191,15 +193,19 @@ impl TuneOptions {
 }
 
 /// The six-field lines a Stockfish `TUNE()` build prints at start-up, one per parameter:
-/// `name,value,min,max,c_end,r_end`. c_end is fishtest's default, a twentieth of the range,
-/// but never below the parameter's step; r_end is fishtest's default 0.0020.
+/// `name,value,min,max,c_end,r_end`. c_end and r_end are what in-process `tune spsa` derives
+/// from each parameter's declared step with its default `--c-end` and `--lr`
+/// ([`ParamSpec::spsa_ends`]), printed exactly (shortest round-trip decimals): UCI reports
+/// bounds but no step, so this file is how an external run on xqtune gets the same schedule,
+/// and with it the same games, as the in-process run.
 pub fn tune_lines(eval: &EvalParams, search: &SearchParams) -> String {
+    use crate::tunable::{SPSA_C_END_STEPS, SPSA_LR};
     let mut out = String::new();
     for s in eval.specs().into_iter().chain(search.specs()) {
-        let c_end = ((s.max - s.min) as f64 / 20.0).max(s.step() as f64);
+        let (c_end, r_end) = s.spsa_ends(SPSA_C_END_STEPS, SPSA_LR);
         out.push_str(&format!(
-            "{},{},{},{},{},0.0020\n",
-            s.name, s.value, s.min, s.max, c_end
+            "{},{},{},{},{c_end},{r_end}\n",
+            s.name, s.value, s.min, s.max
         ));
     }
     out

@@ -29,6 +29,10 @@ const TESTS: &[(&str, fn())] = &[
         param_file_run_against_an_opponent,
     ),
     ("ga_run_on_an_engine", ga_run_on_an_engine),
+    (
+        "spsa_through_uci_plays_the_in_process_games",
+        spsa_through_uci_plays_the_in_process_games,
+    ),
 ];
 
 /// With the `fake-engine` argument this binary is a tiny UCI engine; otherwise it runs
@@ -454,5 +458,111 @@ fn ga_run_on_an_engine() {
     let resumed = ga::run_ga_with(&r, ga::match_fitness, None).unwrap();
     assert_eq!(resumed.best, run.best);
     assert_eq!(read(&resumed.dir, "params.csv"), params);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// Issue 13 item 5: a node-limited, seeded SPSA run on xqtune itself through UCI (`xqtune uci
+/// --tune-options`, with the parameter file of `xqtune uci --print-tune`, which carries the
+/// c_end and r_end that in-process SPSA derives from the declared steps) plays the same games
+/// as the same run in-process: every game of every iteration (the saved PGNs), every θ
+/// (params.csv), every iteration's result (log.csv) and the best values are equal.
+fn spsa_through_uci_plays_the_in_process_games() {
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: spsa::SpsaArgs,
+    }
+    let out = temp_dir("spsa-uci");
+    std::fs::create_dir_all(&out).unwrap();
+    let exe = env!("CARGO_BIN_EXE_xqtune");
+    let printed = std::process::Command::new(exe)
+        .args(["uci", "--print-tune"])
+        .output()
+        .unwrap();
+    assert!(printed.status.success());
+    let param_file = out.join("xqtune.tune");
+    std::fs::write(&param_file, &printed.stdout).unwrap();
+    let only = "mobility.*";
+    let common = |dir: &str| -> Vec<String> {
+        [
+            "t",
+            "--only",
+            only,
+            "--iterations",
+            "4",
+            "--games",
+            "2",
+            "--nodes",
+            "400",
+            "--seed",
+            "13",
+            "--verify",
+            "none",
+            "--concurrency",
+            "1",
+            "--save-games",
+            "--out",
+            out.join(dir).to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let inproc = T::parse_from(common("in")).a;
+    let mut argv = common("uci");
+    let engine = format!("{exe} uci --tune-options");
+    argv.extend(
+        [
+            "--engine",
+            engine.as_str(),
+            "--param-file",
+            param_file.to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    let uci = T::parse_from(argv).a;
+    let a = spsa::run_spsa(&inproc).unwrap();
+    let b = spsa::run_spsa(&uci).unwrap();
+    assert!(a.finished && b.finished);
+    // the games, iteration by iteration
+    for k in 0..4 {
+        let f = format!("games/iteration-{k:05}.pgn");
+        let (ga, gb) = (read(&a.dir, &f), read(&b.dir, &f));
+        let moves = |pgn: &str| -> Vec<String> {
+            // the move text and results, without the headers naming the engines
+            pgn.lines()
+                .filter(|l| !l.starts_with('[') || l.starts_with("[Result"))
+                .map(String::from)
+                .collect()
+        };
+        assert_eq!(ga.matches("[Event").count(), 2, "{ga}");
+        assert_eq!(moves(&ga), moves(&gb), "iteration {k}");
+    }
+    // θ after every iteration, and log.csv but for time_s (its last column)
+    assert_eq!(read(&a.dir, "params.csv"), read(&b.dir, "params.csv"));
+    let log = |d: &Path| -> Vec<String> {
+        read(d, "log.csv")
+            .lines()
+            .map(|l| l.rsplit_once(',').unwrap().0.to_string())
+            .collect()
+    };
+    assert_eq!(log(&a.dir), log(&b.dir));
+    assert_eq!(log(&a.dir).len(), 5);
+    // not a vacuous check: some iteration was decisive and θ moved
+    assert!(
+        log(&a.dir)
+            .iter()
+            .skip(1)
+            .any(|l| l.split(',').nth(3) != Some("0"))
+    );
+    // best.json: the tuned values are the same numbers under the same names
+    assert_eq!(a.best, b.best);
+    let eval = xqtune::eval::EvalParams::load(&a.dir.join("best.json")).unwrap();
+    let best: OptionSet = serde_json::from_str(&read(&b.dir, "best.json")).unwrap();
+    let specs = eval.specs();
+    assert!(!best.options.is_empty());
+    for o in &best.options {
+        let s = specs.iter().find(|s| s.name == o.name).unwrap();
+        assert_eq!(s.value, o.value, "{}", o.name);
+    }
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -599,10 +599,14 @@ fn print_tune_gives_six_field_lines() {
         assert_eq!(f.len(), 6, "{line}");
         assert_eq!(f[0], s.name);
         assert_eq!(f[1..4], [s.value, s.min, s.max].map(|x| x.to_string()));
-        let c_end: f64 = f[4].parse().unwrap();
-        assert!(c_end >= s.step().max(1) as f64, "{line}");
-        assert!(c_end >= (s.max - s.min) as f64 / 20.0 - 1e-9, "{line}");
-        assert_eq!(f[5], "0.0020");
+        // exactly the c_end and r_end of in-process `tune spsa` with its defaults
+        let ends: (f64, f64) = (f[4].parse().unwrap(), f[5].parse().unwrap());
+        assert_eq!(
+            ends,
+            s.spsa_ends(xqtune::tunable::SPSA_C_END_STEPS, xqtune::tunable::SPSA_LR),
+            "{line}"
+        );
+        assert_eq!(ends.0, 2.0 * s.step() as f64, "{line}");
     }
 }
 

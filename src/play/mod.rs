@@ -89,7 +89,7 @@ impl Default for MatchConfig {
             capture_reveal: CaptureReveal::Capturer,
             adjudication: Adjudication::default(),
             sprt: None,
-            hash_mb: 16,
+            hash_mb: crate::uci::DEFAULT_HASH_MB,
             time_margin_ms: 100,
             stop: None,
         }
@@ -211,7 +211,7 @@ pub struct MatchArgs {
     #[arg(long)]
     pub resign_adjudication: Option<String>,
     /// Transposition table per in-process searcher, MB.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = crate::uci::DEFAULT_HASH_MB)]
     pub hash: usize,
     /// Grace over the clock before a time forfeit, ms.
     #[arg(long, default_value_t = 100)]

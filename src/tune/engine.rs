@@ -396,8 +396,8 @@ pub struct EngineOption {
 }
 
 /// The c_end and learning rate (in steps) a discovered option gets, as `tune spsa`'s defaults.
-pub const DEFAULT_C_END_STEPS: f64 = 2.0;
-pub const DEFAULT_LR: f64 = 0.2;
+pub const DEFAULT_C_END_STEPS: f64 = crate::tunable::SPSA_C_END_STEPS;
+pub const DEFAULT_LR: f64 = crate::tunable::SPSA_LR;
 
 impl EngineOption {
     /// SPSA's c_end and r_end for this option: the file's, or derived from the step as for
@@ -405,11 +405,14 @@ impl EngineOption {
     pub fn ends(&self, c_end_steps: f64, lr: f64) -> (f64, f64) {
         match (self.c_end, self.r_end) {
             (Some(c), Some(r)) => (c, r),
-            _ => {
-                let step = self.step.max(1) as f64;
-                let c = c_end_steps * step;
-                (c, lr * step / (c * c))
+            _ => ParamSpec {
+                name: self.name.clone(),
+                value: self.value,
+                min: self.min,
+                max: self.max,
+                step: self.step,
             }
+            .spsa_ends(c_end_steps, lr),
         }
     }
 }
@@ -598,7 +601,11 @@ pub fn build_option_set(
                     value: p.value,
                     min: p.min,
                     max: p.max,
-                    step: (p.c_end.round() as i32).max(1),
+                    // c_end is SPSA's default perturbation of two steps, so a step is
+                    // c_end / 2: the declared step of xqtune's own parameters when the file
+                    // comes from `xqtune uci --print-tune`, and the unit of GA mutations and of
+                    // log.csv's distance and c_rel as for a discovered option.
+                    step: ((p.c_end / DEFAULT_C_END_STEPS).round() as i32).max(1),
                     c_end: Some(p.c_end),
                     r_end: Some(p.r_end),
                 });

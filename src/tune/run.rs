@@ -5,8 +5,11 @@
 use super::TuneError;
 use super::engine::{EngineArgs, EngineSettings};
 use super::space::{ParamSet, SpaceKind};
+use crate::play::game::GameRecord;
 use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
-use crate::play::{Engine, MatchConfig, MatchResult, TimeControl, run_match_with_progress};
+use crate::play::{
+    Engine, MatchConfig, MatchReport, MatchResult, TimeControl, run_match_with_progress,
+};
 use crate::util::{self, mix};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -323,21 +326,41 @@ pub fn play_pairs(
     seed: u64,
     common: &CommonSettings,
 ) -> MatchResult {
-    pairs
+    play_pairs_games(a, b, pairs, seed, common).0
+}
+
+/// [`play_pairs`] with the games, pair by pair in order (for `tune spsa --save-games`).
+pub fn play_pairs_games(
+    a: &Engine,
+    b: &Engine,
+    pairs: std::ops::Range<u64>,
+    seed: u64,
+    common: &CommonSettings,
+) -> (MatchResult, Vec<GameRecord>) {
+    let reports: Vec<MatchReport> = pairs
         .into_par_iter()
-        .map(|j| play(a, b, &common.match_config(mix(seed, &[j]))))
-        .reduce(MatchResult::default, |mut x, y| {
-            x += y;
-            x
-        })
+        .map(|j| play_report(a, b, &common.match_config(mix(seed, &[j]))))
+        .collect();
+    let mut result = MatchResult::default();
+    let mut games = Vec::new();
+    for r in reports {
+        result += r.result;
+        games.extend(r.games);
+    }
+    (result, games)
 }
 
 /// One match through the runner. Its only errors are configurations a run never builds (no
 /// limit per move, an empty opening suite, Jieqi): the limits are checked when the run is
 /// created, so this panics, as `play::run_match` does, only on a bug.
 pub fn play(a: &Engine, b: &Engine, cfg: &MatchConfig) -> MatchResult {
+    play_report(a, b, cfg).result
+}
+
+/// [`play`] with the games.
+fn play_report(a: &Engine, b: &Engine, cfg: &MatchConfig) -> MatchReport {
     match run_match_with_progress(a, b, cfg, &|_| {}) {
-        Ok(r) => r.result,
+        Ok(r) => r,
         Err(e) => panic!("tuning match: {e}"),
     }
 }

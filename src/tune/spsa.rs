@@ -12,6 +12,8 @@ use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
 use super::run::{self, CommonArgs, CsvLog, f};
 use super::space::{Gene, ParamSet, Space};
 use crate::play::MatchResult;
+use crate::play::game::GameRecord;
+use crate::play::pgn::{PgnHeader, game_pgn};
 use crate::play::stats::score_to_finite_elo;
 use crate::util::mix;
 use rand::{Rng, SeedableRng};
@@ -32,11 +34,11 @@ pub struct SpsaArgs {
     #[arg(long, default_value_t = 2)]
     pub games: usize,
     /// c_end in units of each parameter's step.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = crate::tunable::SPSA_C_END_STEPS)]
     pub c_end: f64,
     /// Movement per unit of match result at the last iteration, in steps
     /// (r_end = lr · step / c_end²; fishtest's usual r_end = 0.002 for step 10 is lr = 0.02).
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = crate::tunable::SPSA_LR)]
     pub lr: f64,
     /// A as a fraction of the iterations.
     #[arg(long, default_value_t = 0.1)]
@@ -45,6 +47,9 @@ pub struct SpsaArgs {
     pub alpha: f64,
     #[arg(long, default_value_t = 0.101)]
     pub gamma: f64,
+    /// Keep every game: `games/iteration-NNNNN.pgn` in the run folder, one file per iteration.
+    #[arg(long)]
+    pub save_games: bool,
 }
 
 /// SPSA's settings as `config.json` records them: the flags of [`SpsaArgs`], field for field
@@ -58,6 +63,9 @@ pub struct SpsaSettings {
     pub a_ratio: f64,
     pub alpha: f64,
     pub gamma: f64,
+    /// (Written only when set, so earlier runs read and look as before.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub save_games: bool,
 }
 
 impl From<&SpsaArgs> for SpsaSettings {
@@ -70,6 +78,7 @@ impl From<&SpsaArgs> for SpsaSettings {
             a_ratio: a.a_ratio,
             alpha: a.alpha,
             gamma: a.gamma,
+            save_games: a.save_games,
         }
     }
 }
@@ -101,9 +110,7 @@ impl Schedule {
         let big_a = a_ratio * n;
         let (mut a, mut c) = (vec![], vec![]);
         for g in genes {
-            let step = g.step() as f64;
-            let c_end = c_end_steps * step;
-            let r_end = lr * step / (c_end * c_end);
+            let (c_end, r_end) = g.spsa_ends(c_end_steps, lr);
             c.push(c_end * n.powf(gamma));
             a.push(r_end * c_end * c_end * (big_a + n).powf(alpha));
         }
@@ -188,26 +195,36 @@ pub fn update(
     state.k += 1;
 }
 
-/// A match of θ+ against θ−: `(space, settings, iteration, plus, minus) -> result of plus`;
-/// real games in [`run_spsa`], a synthetic judge in tests.
+/// A match of θ+ against θ−: `(space, settings, iteration, plus, minus) -> result of plus`
+/// and the games (kept with `--save-games`); real games in [`run_spsa`], a synthetic judge
+/// in tests.
 pub trait Play:
-    Fn(&Space, &RunSettings<SpsaSettings>, u64, &[i32], &[i32]) -> Result<MatchResult, TuneError>
+    Fn(&Space, &RunSettings<SpsaSettings>, u64, &[i32], &[i32]) -> Result<Played, TuneError>
     + Sync
     + Send
 {
 }
 
 impl<F> Play for F where
-    F: Fn(
-            &Space,
-            &RunSettings<SpsaSettings>,
-            u64,
-            &[i32],
-            &[i32],
-        ) -> Result<MatchResult, TuneError>
+    F: Fn(&Space, &RunSettings<SpsaSettings>, u64, &[i32], &[i32]) -> Result<Played, TuneError>
         + Sync
         + Send
 {
+}
+
+/// One iteration's match: θ+'s result and the games that gave it.
+pub struct Played {
+    pub result: MatchResult,
+    pub games: Vec<GameRecord>,
+}
+
+impl From<MatchResult> for Played {
+    fn from(result: MatchResult) -> Played {
+        Played {
+            result,
+            games: Vec::new(),
+        }
+    }
 }
 
 /// SPSA as a [`Tuner`]: one iteration per step; every θ is also appended to `params.csv`.
@@ -316,7 +333,11 @@ impl<F: Play> Tuner for SpsaTuner<F> {
         };
         let k = state.k;
         let (plus, minus, delta) = perturb(state, genes, sch, self.settings.common.seed);
-        let r = (self.play)(&self.space, &self.settings, k, &plus, &minus)?;
+        let played = (self.play)(&self.space, &self.settings, k, &plus, &minus)?;
+        if self.settings.tuner.save_games {
+            save_games(&self.dir, &self.settings, k, &played.games)?;
+        }
+        let r = played.result;
         update(state, genes, sch, &delta, &r);
         let score = r.score();
         let n = genes.len() as f64;
@@ -371,6 +392,27 @@ impl<F: Play> Tuner for SpsaTuner<F> {
     }
 }
 
+/// `games/iteration-NNNNN.pgn` of iteration `k` (written whole, so a resumed run rewrites
+/// the iteration a kill interrupted).
+fn save_games(
+    dir: &std::path::Path,
+    s: &RunSettings<SpsaSettings>,
+    k: u64,
+    games: &[GameRecord],
+) -> Result<(), TuneError> {
+    let header = PgnHeader {
+        event: format!("xqtune tune spsa iteration {k}"),
+        date: chrono::Utc::now().format("%Y.%m.%d").to_string(),
+        time_control: crate::play::limits_text(&s.common.match_config(0)),
+        variant: "xiangqi".into(),
+    };
+    let text: String = games.iter().map(|g| game_pgn(&header, g)).collect();
+    let path = dir.join("games").join(format!("iteration-{k:05}.pgn"));
+    std::fs::create_dir_all(dir.join("games"))
+        .and_then(|_| crate::util::write_atomic(&path, text.as_bytes()))
+        .map_err(|e| TuneError::Io(format!("writing {}: {e}", path.display())))
+}
+
 /// An engine run's current values for the progress bar (` Name=V ...`, the first few); empty
 /// for xqtune's own sets, whose hundreds of values would not fit a line.
 fn current_values(space: &Space, theta: &[f64]) -> String {
@@ -410,18 +452,25 @@ pub fn play_games(
     k: u64,
     plus: &[i32],
     minus: &[i32],
-) -> Result<MatchResult, TuneError> {
+) -> Result<Played, TuneError> {
     let other = run::untuned_defaults(space.base.kind());
     let ea = space.apply(plus).player("plus", &other)?;
     let eb = space.apply(minus).player("minus", &other)?;
     let pairs = (s.tuner.games / 2).max(1) as u64;
     let seed = mix(s.common.seed, &[k, 3]);
     match opponent(&s.common)? {
-        None => Ok(run::play_pairs(&ea, &eb, 0..pairs, seed, &s.common)),
+        None => {
+            let (result, games) = run::play_pairs_games(&ea, &eb, 0..pairs, seed, &s.common);
+            Ok(Played { result, games })
+        }
         Some(opp) => {
-            let rp = run::play_pairs(&ea, &opp, 0..pairs, seed, &s.common);
-            let rm = run::play_pairs(&eb, &opp, 0..pairs, seed, &s.common);
-            Ok(against_opponent(&rp, &rm))
+            let (rp, mut games) = run::play_pairs_games(&ea, &opp, 0..pairs, seed, &s.common);
+            let (rm, gm) = run::play_pairs_games(&eb, &opp, 0..pairs, seed, &s.common);
+            games.extend(gm);
+            Ok(Played {
+                result: against_opponent(&rp, &rm),
+                games,
+            })
         }
     }
 }
@@ -571,7 +620,7 @@ mod run_tests {
         _: u64,
         plus: &[i32],
         minus: &[i32],
-    ) -> Result<MatchResult, TuneError> {
+    ) -> Result<Played, TuneError> {
         let target: Vec<f64> = space
             .genes()
             .iter()
@@ -589,7 +638,8 @@ mod run_tests {
             draws: if dp == dm { 2 } else { 0 },
             losses: if dp > dm { 2 } else { 0 },
             pentanomial: [0; 5],
-        })
+        }
+        .into())
     }
 
     #[test]
