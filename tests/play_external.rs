@@ -5,6 +5,8 @@
 //! The file has its own `main` (`harness = false` in Cargo.toml) so that the fake engine is an
 //! entry point of this binary rather than a test that always passes.
 
+mod common;
+
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -61,54 +63,10 @@ fn main() {
     if let Some(mode) = args.iter().find_map(|a| a.strip_prefix(MODE_PREFIX)) {
         std::process::exit(fake_engine(mode));
     }
-    let filters: Vec<&str> = args
-        .iter()
-        .filter(|a| !a.starts_with('-'))
-        .map(String::as_str)
-        .collect();
-    let selected: Vec<&(&str, fn())> = TESTS
-        .iter()
-        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f)))
-        .collect();
-    if args.iter().any(|a| a == "--list") {
-        for (name, _) in &selected {
-            println!("{name}: test");
-        }
-        return;
-    }
-    println!("\nrunning {} tests", selected.len());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let failed = std::sync::Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    std::thread::scope(|scope| {
-        for _ in 0..workers.min(selected.len()) {
-            scope.spawn(|| {
-                while let Some((name, test)) =
-                    selected.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst))
-                {
-                    let ok = std::thread::Builder::new()
-                        .name((*name).to_string())
-                        .spawn(*test)
-                        .is_ok_and(|h| h.join().is_ok());
-                    println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
-                    if !ok {
-                        failed.lock().unwrap_or_else(|e| e.into_inner()).push(*name);
-                    }
-                }
-            });
-        }
-    });
-    let failed = failed.into_inner().unwrap_or_else(|e| e.into_inner());
-    println!(
-        "\ntest result: {}. {} passed; {} failed",
-        if failed.is_empty() { "ok" } else { "FAILED" },
-        selected.len() - failed.len(),
-        failed.len()
+    common::harness::run_tests(
+        TESTS,
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
     );
-    if !failed.is_empty() {
-        println!("failures: {}", failed.join(", "));
-        std::process::exit(101);
-    }
 }
 
 fn fake_engine(mode: &str) -> i32 {
@@ -164,18 +122,10 @@ fn fake_engine(mode: &str) -> i32 {
                 if words.get(1) != Some(&"fen") {
                     return 6;
                 }
-                let m = words
-                    .iter()
-                    .position(|&w| w == "moves")
-                    .unwrap_or(words.len());
-                let Ok(mut p) = Position::from_fen(&words[2..m].join(" ")) else {
-                    return 7;
+                pos = match common::harness::read_position(&words) {
+                    Ok(p) => p,
+                    Err(code) => return code,
                 };
-                for w in words.iter().skip(m + 1) {
-                    let Ok(mv) = p.parse_move(w) else { return 8 };
-                    p.make_move(mv);
-                }
-                pos = p;
             }
             Some("go") => {
                 gos += 1;

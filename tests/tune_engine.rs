@@ -6,6 +6,8 @@
 //! entry point of this binary rather than a test that always passes.
 
 use clap::Parser;
+mod common;
+
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use xqtune::core::Position;
@@ -42,44 +44,8 @@ fn main() {
     if args.first().map(String::as_str) == Some(FAKE) {
         std::process::exit(fake_engine());
     }
-    let filters: Vec<&str> = args
-        .iter()
-        .filter(|a| !a.starts_with('-'))
-        .map(String::as_str)
-        .collect();
-    let selected: Vec<&(&str, fn())> = TESTS
-        .iter()
-        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f)))
-        .collect();
-    if args.iter().any(|a| a == "--list") {
-        for (name, _) in &selected {
-            println!("{name}: test");
-        }
-        return;
-    }
-    println!("\nrunning {} tests", selected.len());
-    let mut failed = Vec::new();
     // One after another: the runs use the worker pool of the driver.
-    for (name, test) in selected.iter().copied() {
-        let ok = std::thread::Builder::new()
-            .name((*name).to_string())
-            .spawn(*test)
-            .is_ok_and(|h| h.join().is_ok());
-        println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
-        if !ok {
-            failed.push(*name);
-        }
-    }
-    println!(
-        "\ntest result: {}. {} passed; {} failed",
-        if failed.is_empty() { "ok" } else { "FAILED" },
-        selected.len() - failed.len(),
-        failed.len()
-    );
-    if !failed.is_empty() {
-        println!("failures: {}", failed.join(", "));
-        std::process::exit(101);
-    }
+    common::harness::run_tests(TESTS, 1);
 }
 
 /// The options the fake engine advertises (the spin ones with spaces in their names too).
@@ -128,18 +94,10 @@ fn fake_engine() -> i32 {
                 }
             }
             Some("position") => {
-                let m = words
-                    .iter()
-                    .position(|&w| w == "moves")
-                    .unwrap_or(words.len());
-                let Ok(mut p) = Position::from_fen(&words[2..m].join(" ")) else {
-                    return 7;
+                pos = match common::harness::read_position(&words) {
+                    Ok(p) => p,
+                    Err(code) => return code,
                 };
-                for w in words.iter().skip(m + 1) {
-                    let Ok(mv) = p.parse_move(w) else { return 8 };
-                    p.make_move(mv);
-                }
-                pos = p;
             }
             Some("go") => {
                 if pos.game_ply() >= 10 && (choice + 7 * shift + pos.game_ply()).is_multiple_of(13)

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod harness;
+
 use std::path::PathBuf;
 
 pub fn data_path(name: &str) -> PathBuf {
