@@ -344,6 +344,10 @@ fn param_file_run_against_an_opponent() {
     bad.common.flatten = true;
     let e = spsa::run_spsa_with(&bad, spsa::play_games, None).unwrap_err();
     assert!(e.to_string().contains("--params and --flatten"), "{e}");
+    let mut bad = a.clone();
+    bad.common.space = xqtune::tune::space::SpaceKind::Search;
+    let e = spsa::run_spsa_with(&bad, spsa::play_games, None).unwrap_err();
+    assert!(e.to_string().contains("--space"), "{e}");
     assert_eq!(
         std::fs::read_dir(&out).unwrap().count(),
         1,

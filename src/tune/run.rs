@@ -261,6 +261,13 @@ impl CommonSettings {
                     .into(),
             ));
         }
+        if a.engine.is_some() && self.space != SpaceKind::Eval {
+            return Err(TuneError::Params(
+                "--space chooses among xqtune's own parameters; with --engine the space is the \
+                 engine's options named by --only or --param-file"
+                    .into(),
+            ));
+        }
         if let Some(e) = EngineSettings::from_args(a, &self.only)? {
             self.space = SpaceKind::Engine;
             self.engine = Some(e);
