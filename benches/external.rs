@@ -1,7 +1,8 @@
 //! Throughput of external engines (issue 13 item 6): games per minute of xqtune in-process
 //! against itself, and of xqtune as two external `xqtune uci` processes, side by side in one
-//! run at 2000 and 5000 nodes per move (`cargo bench --bench external`; `XQTUNE_BENCH_GAMES`
-//! sets the games per measurement, default 8).
+//! run at 2000 and 5000 nodes per move, one game at a time and one game per core
+//! (`cargo bench --bench external`; `XQTUNE_BENCH_GAMES` sets the games per measurement,
+//! default 8).
 //!
 //! Both matches have the same seed and limits, so they play the same games (asserted): the
 //! difference in time is the protocol's cost, reported per move. Not a criterion benchmark:
@@ -49,16 +50,22 @@ fn main() {
         .ok()
         .and_then(|g| g.parse().ok())
         .unwrap_or(8);
-    println!("games per measurement: {games}, one game at a time, hash {HASH_MB} MB");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("games per measurement: {games}, hash {HASH_MB} MB");
     println!(
-        "{:>6} {:>14} {:>14} {:>7} {:>8} {:>16}",
-        "nodes", "in-process g/m", "external g/m", "ratio", "plies", "overhead/move"
+        "{:>6} {:>7} {:>14} {:>14} {:>7} {:>8} {:>16}",
+        "nodes", "at once", "in-process g/m", "external g/m", "ratio", "plies", "overhead/move"
     );
-    for nodes in [2000u64, 5000] {
+    let mut concurrencies = vec![1, cores];
+    concurrencies.dedup();
+    for (nodes, concurrency) in [2000u64, 5000]
+        .into_iter()
+        .flat_map(|n| concurrencies.iter().map(move |&c| (n, c)))
+    {
         let cfg = MatchConfig {
             games,
             nodes: Some(nodes),
-            concurrency: 1,
+            concurrency,
             seed: 1,
             max_plies: 300,
             hash_mb: HASH_MB,
@@ -72,11 +79,11 @@ fn main() {
         let plies: usize = inp.games.iter().map(|g| g.moves.len()).sum();
         let gpm = |t: f64| games as f64 * 60.0 / t;
         println!(
-            "{nodes:>6} {:>14.1} {:>14.1} {:>6.1}% {plies:>8} {:>13.3} ms",
+            "{nodes:>6} {concurrency:>7} {:>14.1} {:>14.1} {:>6.1}% {plies:>8} {:>13.3} ms",
             gpm(t_in),
             gpm(t_ext),
             100.0 * t_in / t_ext,
-            (t_ext - t_in) * 1000.0 / plies as f64
+            (t_ext - t_in) * 1000.0 * concurrency as f64 / plies as f64
         );
     }
 }

@@ -2,7 +2,9 @@
 //! (ElephantEye, Fairy-Stockfish) when the first command is `ucci`.
 //!
 //! The search runs in its own thread so that `stop`, `isready` and `quit` are answered while it
-//! thinks. A malformed or unknown line is answered with `info string error: ...` and the engine
+//! thinks. That thread lives as long as the engine: a thread started per `go` frees its stack
+//! when it ends and faults it in again on the next search, which a match runner at a few
+//! thousand nodes per move pays on every move. A malformed or unknown line is answered with `info string error: ...` and the engine
 //! keeps going; a `position` command with a bad FEN or an illegal move leaves the previous
 //! position in place.
 
@@ -14,6 +16,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -141,7 +144,7 @@ pub struct Engine {
     pos: Position,
     searcher: Arc<Mutex<Searcher>>,
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    worker: SearchWorker,
     /// Whether the running search is `infinite` (it then only ends on `stop`).
     infinite: bool,
     hash_mb: usize,
@@ -211,6 +214,72 @@ pub fn tune_lines(eval: &EvalParams, search: &SearchParams) -> String {
     out
 }
 
+/// One search at a time on a thread that outlives it (see the module comment).
+#[derive(Default)]
+struct SearchWorker {
+    /// Jobs in, and a message back when each is done; `None` until the first search.
+    channel: Option<(mpsc::Sender<Job>, mpsc::Receiver<()>)>,
+    thread: Option<JoinHandle<()>>,
+    busy: bool,
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+impl SearchWorker {
+    /// Starts `job` once the previous one is done; the thread is started by the first job.
+    fn run(&mut self, job: Job) -> Result<(), String> {
+        self.wait();
+        if self.channel.is_none() {
+            let (jobs_in, jobs) = mpsc::channel::<Job>();
+            let (done, done_out) = mpsc::channel();
+            let thread = std::thread::Builder::new()
+                .name("search".into())
+                .spawn(move || {
+                    for job in jobs {
+                        job();
+                        if done.send(()).is_err() {
+                            break;
+                        }
+                    }
+                })
+                .map_err(|e| format!("cannot start the search thread: {e}"))?;
+            self.channel = Some((jobs_in, done_out));
+            self.thread = Some(thread);
+        }
+        let Some((jobs, _)) = &self.channel else {
+            unreachable!("the channel was opened above")
+        };
+        jobs.send(job)
+            .map_err(|_| "the search thread has ended".to_string())?;
+        self.busy = true;
+        Ok(())
+    }
+
+    /// Waits for the running job, if any.
+    fn wait(&mut self) {
+        if std::mem::take(&mut self.busy)
+            && let Some((_, done)) = &self.channel
+            && done.recv().is_err()
+        {
+            // The thread died with the job (a panic): start a new one for the next search.
+            self.channel = None;
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl Drop for SearchWorker {
+    fn drop(&mut self) {
+        self.wait();
+        self.channel = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 impl Engine {
     pub fn new(eval: EvalParams, params: SearchParams, out: Output) -> Engine {
         let searcher = Searcher::new(Arc::new(eval), params, DEFAULT_HASH_MB);
@@ -221,7 +290,7 @@ impl Engine {
             pos: Position::startpos(),
             searcher: Arc::new(Mutex::new(searcher)),
             stop,
-            thread: None,
+            worker: SearchWorker::default(),
             infinite: false,
             hash_mb: DEFAULT_HASH_MB,
             skill: Skill::Expert,
@@ -324,9 +393,7 @@ impl Engine {
 
     /// Waits for the running search (if any) to finish on its own.
     fn wait_search(&mut self) {
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.worker.wait();
     }
 
     fn stop_search(&mut self) {
@@ -602,30 +669,26 @@ impl Engine {
         let pos = self.pos.clone();
         let protocol = self.protocol;
         let stop = self.stop.clone();
-        let handle = std::thread::Builder::new()
-            .name("search".into())
-            .spawn(move || {
-                let mut s = searcher.lock().unwrap_or_else(|e| e.into_inner());
-                let mut info = InfoLines::new(out);
-                let result = s.search_keep_stop(&pos, &limits, &mut |i: &SearchInfo| {
-                    info.push(&info_line(i, protocol));
-                });
-                drop(s);
-                if limits.infinite {
-                    info.flush();
-                    // UCI: an infinite search answers only after `stop`.
-                    while !stop.load(Ordering::Relaxed) {
-                        std::thread::sleep(std::time::Duration::from_millis(2));
-                    }
-                }
-                // The bestmove goes out in the same write as the held lines.
-                info.pending
-                    .push_str(&bestmove_line(result.best_move, protocol));
-                info.pending.push('\n');
+        self.worker.run(Box::new(move || {
+            let mut s = searcher.lock().unwrap_or_else(|e| e.into_inner());
+            let mut info = InfoLines::new(out);
+            let result = s.search_keep_stop(&pos, &limits, &mut |i: &SearchInfo| {
+                info.push(&info_line(i, protocol));
+            });
+            drop(s);
+            if limits.infinite {
                 info.flush();
-            })
-            .map_err(|e| format!("cannot start the search thread: {e}"))?;
-        self.thread = Some(handle);
+                // UCI: an infinite search answers only after `stop`.
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+            }
+            // The bestmove goes out in the same write as the held lines.
+            info.pending
+                .push_str(&bestmove_line(result.best_move, protocol));
+            info.pending.push('\n');
+            info.flush();
+        }))?;
         Ok(())
     }
 }
