@@ -72,7 +72,10 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    match run(cli) {
+    let result = run(cli);
+    // Engines kept for reuse between matches end with the command that played them.
+    crate::play::external::shutdown_idle();
+    match result {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -35,6 +35,10 @@ const TESTS: &[(&str, fn())] = &[
         "spsa_through_uci_plays_the_in_process_games",
         spsa_through_uci_plays_the_in_process_games,
     ),
+    (
+        "engines_stay_alive_across_iterations",
+        engines_stay_alive_across_iterations,
+    ),
 ];
 
 /// With the `fake-engine` argument this binary is a tiny UCI engine; otherwise it runs
@@ -42,7 +46,7 @@ const TESTS: &[(&str, fn())] = &[
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some(FAKE) {
-        std::process::exit(fake_engine());
+        std::process::exit(fake_engine(args.get(1).map(Path::new)));
     }
     // One after another: the runs use the worker pool of the driver.
     common::harness::run_tests(TESTS, 1);
@@ -61,8 +65,9 @@ const OPTIONS: &[&str] = &[
 /// A UCI engine whose moves depend on its option values, so that two option sets play
 /// different games: from ply 10 on it blunders (an illegal move, which loses) at the plies its
 /// values pick, so games are decided and SPSA moves. It refuses (exits) on a `setoption`
-/// naming an option it does not have.
-fn fake_engine() -> i32 {
+/// naming an option it does not have. With a file argument it appends a line to that file at
+/// every start (the `uci` handshake), so that a test can count the processes a run started.
+fn fake_engine(starts: Option<&Path>) -> i32 {
     let mut pos = Position::startpos();
     let (mut choice, mut shift) = (50usize, 10usize);
     for line in std::io::stdin().lock().lines() {
@@ -70,6 +75,15 @@ fn fake_engine() -> i32 {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.first().copied() {
             Some("uci") => {
+                if let Some(f) = starts {
+                    use std::io::Write;
+                    let mut log = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(f)
+                        .expect("the start log opens");
+                    writeln!(log, "{}", std::process::id()).expect("the start log is written");
+                }
                 println!("id name fake tuner target");
                 for o in OPTIONS {
                     println!("{o}");
@@ -220,16 +234,19 @@ fn discovery_errors_name_the_option() {
 }
 
 fn spsa_args(out: &Path, extra: &[&str]) -> spsa::SpsaArgs {
+    spsa_args_with(&fake_command(), out, extra)
+}
+
+fn spsa_args_with(cmd: &str, out: &Path, extra: &[&str]) -> spsa::SpsaArgs {
     #[derive(Parser)]
     struct T {
         #[command(flatten)]
         a: spsa::SpsaArgs,
     }
-    let cmd = fake_command();
     let mut argv = vec![
         "t",
         "--engine",
-        cmd.as_str(),
+        cmd,
         "--engine-option",
         "Hash=8",
         "--iterations",
@@ -526,5 +543,30 @@ fn spsa_through_uci_plays_the_in_process_games() {
         let s = specs.iter().find(|s| s.name == o.name).unwrap();
         assert_eq!(s.value, o.value, "{}", o.name);
     }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// A tuner plays many short matches (one per game pair): the engine processes of one are
+/// handed to the next, with the new option values sent by `setoption`, instead of a start per
+/// pair. 8 iterations of 2 games at one game at a time need the two processes of the first
+/// pair (θ+ and θ−) and the one that discovered the options; without reuse they were 17.
+fn engines_stay_alive_across_iterations() {
+    let out = temp_dir("reuse");
+    let starts = out.join("starts.log");
+    let cmd = format!("{} '{}'", fake_command(), starts.display());
+    let a = spsa_args_with(
+        &cmd,
+        &out,
+        &["--only", "Move Choice,Shift", "--verify", "none"],
+    );
+    let run = spsa::run_spsa_with(&a, spsa::play_games, None).unwrap();
+    assert!(run.finished);
+    assert_eq!(read(&run.dir, "log.csv").lines().count(), 9);
+    let started = read(&out, "starts.log").lines().count();
+    assert!(
+        (2..=3).contains(&started),
+        "{started} engine starts for 16 games"
+    );
+    xqtune::play::external::shutdown_idle();
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -5,12 +5,18 @@
 //!
 //! A reader thread turns the engine's stdout into a channel of lines so that every wait has a
 //! deadline; a dead or hung engine is killed and started again before the next game.
+//!
+//! A player that is dropped (the end of a match, or of one game pair of a tuner) leaves its
+//! process in an idle pool, and the next player of the same program takes it instead of
+//! starting one: a tuner plays thousands of short matches, and an engine's start-up (loading
+//! networks or tables, allocating its hash) would otherwise be paid for every pair.
 
 use super::game::{GoRequest, Player, PlayerError, Reply};
 use crate::uci::Protocol;
 use serde::Serialize;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -140,6 +146,32 @@ impl Drop for Process {
     }
 }
 
+/// An engine process waiting in the idle pool, with what it was started as and the options it
+/// was given.
+struct Idle {
+    launch: (String, Vec<String>, Protocol),
+    process: Process,
+    applied: Vec<(String, String)>,
+}
+
+static IDLE: Mutex<Vec<Idle>> = Mutex::new(Vec::new());
+
+fn idle_pool() -> std::sync::MutexGuard<'static, Vec<Idle>> {
+    IDLE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Ends every idle engine process (`quit`, then kill after a grace period). The commands that
+/// play games call it when they are done, so that no engine outlives them.
+pub fn shutdown_idle() {
+    let idle = std::mem::take(&mut *idle_pool());
+    drop(idle);
+}
+
+/// How many engine processes wait in the idle pool.
+pub fn idle_count() -> usize {
+    idle_pool().len()
+}
+
 /// A UCI/UCCI engine process used as a [`Player`]; started lazily, restarted after a failure.
 pub struct ExternalPlayer {
     config: ExternalConfig,
@@ -197,12 +229,46 @@ impl ExternalPlayer {
         Ok(())
     }
 
+    fn launch(&self) -> (String, Vec<String>, Protocol) {
+        (
+            self.config.program.clone(),
+            self.config.args.clone(),
+            self.config.protocol,
+        )
+    }
+
+    /// An idle process of the same program whose every option is one this player sets, so
+    /// that no value given for another engine's games is left behind.
+    fn take_idle(&mut self) -> bool {
+        let launch = self.launch();
+        let mut pool = idle_pool();
+        let found = pool.iter().position(|i| {
+            i.launch == launch
+                && i.applied
+                    .iter()
+                    .all(|(k, _)| self.config.options.iter().any(|(n, _)| n == k))
+        });
+        match found {
+            Some(at) => {
+                let idle = pool.swap_remove(at);
+                drop(pool);
+                self.process = Some(idle.process);
+                self.applied = idle.applied;
+                true
+            }
+            None => false,
+        }
+    }
+
     fn crash(&mut self, msg: impl Into<String>) -> PlayerError {
         self.process = None;
         PlayerError::Crash(msg.into())
     }
 
     fn start(&mut self) -> Result<(), PlayerError> {
+        if self.take_idle() {
+            return Ok(());
+        }
         let mut child = self.config.spawn().map_err(|e| {
             PlayerError::Crash(format!("cannot start '{}': {e}", self.config.program))
         })?;
@@ -409,6 +475,21 @@ impl Player for ExternalPlayer {
 
     fn reset(&mut self) {
         self.process = None;
+    }
+}
+
+impl Drop for ExternalPlayer {
+    fn drop(&mut self) {
+        if let Some(mut process) = self.process.take()
+            && matches!(process.child.try_wait(), Ok(None))
+        {
+            let launch = self.launch();
+            idle_pool().push(Idle {
+                launch,
+                process,
+                applied: std::mem::take(&mut self.applied),
+            });
+        }
     }
 }
 

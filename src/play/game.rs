@@ -537,7 +537,8 @@ fn referee(
             );
         }
         if !board.play(&reply.mv) {
-            player.reset();
+            // The engine answered by the protocol, so it is kept (as cutechess and fastchess
+            // do): the next game starts it afresh with `ucinewgame`.
             let termination = Termination::IllegalMove {
                 loser: us.into(),
                 mv: reply.mv,
