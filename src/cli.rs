@@ -17,6 +17,10 @@ pub struct Cli {
     /// Without a subcommand: the engine's parameter files for UCI mode.
     #[command(flatten)]
     pub uci: crate::uci::UciArgs,
+    /// Where tasks run: local threads, or the ranks of an MPI job (default: MPI when started
+    /// by mpirun/srun with more than one rank; needs a build with `--features mpi`).
+    #[arg(long, global = true, value_enum)]
+    pub executor: Option<crate::exec::ExecutorKind>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -72,13 +76,47 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    match run(cli) {
+    let role = match crate::exec::init(cli.executor) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return 1;
+        }
+    };
+    if role == crate::exec::Role::Worker {
+        // Another rank of an MPI job: serve rank 0's tasks with this command's threads.
+        return match crate::exec::serve(worker_threads(&cli)) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                1
+            }
+        };
+    }
+    let code = match run(cli) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e:#}");
             1
         }
-    }
+    };
+    crate::exec::finish();
+    code
+}
+
+/// The threads a worker rank plays with: the command's `--concurrency`, else every core.
+fn worker_threads(cli: &Cli) -> usize {
+    let given = match &cli.command {
+        Some(Command::Match(a)) => Some(a.concurrency).filter(|&n| n > 0),
+        Some(Command::Tune(t)) => match t.as_ref() {
+            crate::tune::TuneCommand::Ga(a) => a.common.concurrency,
+            crate::tune::TuneCommand::Spsa(a) => a.common.concurrency,
+            crate::tune::TuneCommand::Texel(a) => a.common.concurrency,
+        },
+        Some(Command::Datagen(a)) => a.concurrency,
+        _ => None,
+    };
+    given.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 fn run(cli: Cli) -> Result<()> {
