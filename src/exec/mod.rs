@@ -25,6 +25,9 @@ use crate::play::runner::{MatchProgress, MatchReport, opening_order, tally};
 use crate::play::stats::{MatchResult, SprtVerdict};
 use crate::play::{Engine, EngineConfig, ExternalConfig, MatchConfig, MatchError, Protocol};
 use crate::search::{ChanceMode, EngineOptions, SearchParams};
+use crate::tune::TuneError;
+use crate::tune::space::Space;
+use crate::tune::texel::{LoadSpec, Part, Partial, TexelData};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -716,4 +719,32 @@ pub fn datagen_games(
             Output::Game(_) => panic!("a datagen task answered with a game"),
         })
         .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Texel on sharded data
+
+/// Loads the dataset for Texel: locally every shard; distributed, every rank its own shards
+/// (shard `s` on rank `s mod ranks`), and this returns rank 0's part.
+pub fn texel_load(spec: &LoadSpec, space: &Space) -> Result<TexelData, TuneError> {
+    #[cfg(feature = "mpi")]
+    if distributed() {
+        return mpi::texel_load(spec, space);
+    }
+    TexelData::load(spec, space, &|_| true)
+}
+
+/// The shard partial sums of every rank (in no particular order: the caller sorts them).
+pub fn texel_partials(
+    data: &TexelData,
+    part: Part,
+    theta: &[f64],
+    k: f64,
+    grad: bool,
+) -> Vec<Partial> {
+    #[cfg(feature = "mpi")]
+    if distributed() {
+        return mpi::texel_partials(data, part, theta, k, grad);
+    }
+    data.partials(part, theta, k, grad)
 }

@@ -11,6 +11,9 @@
 //! with `--resume` from their last checkpoint.
 
 use super::{Output, Role, Task, run_task};
+use crate::tune::TuneError;
+use crate::tune::space::Space;
+use crate::tune::texel::{LoadSpec, Part, Partial, TexelData};
 use anyhow::{Context, bail};
 use mpi::Threading;
 use mpi::environment::Universe;
@@ -41,6 +44,17 @@ enum Msg {
         index: usize,
         output: Output,
     },
+    /// Texel: load your shards of this dataset.
+    TexelLoad(LoadSpec),
+    TexelLoaded(Result<(), String>),
+    /// Texel: your shards' partial sums at θ (floats as bits).
+    TexelEval {
+        part: Part,
+        theta: Vec<u64>,
+        k: u64,
+        grad: bool,
+    },
+    TexelPartials(Vec<Partial>),
     Stop,
 }
 
@@ -259,8 +273,39 @@ pub fn serve(threads: usize) -> anyhow::Result<()> {
         .context("building the worker pool")?;
     send(0, &Msg::Hello { threads });
     let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
+    let mut texel: Option<TexelData> = None;
     loop {
         match rx.recv() {
+            Ok(Event::Remote(_, Msg::TexelLoad(spec))) => {
+                let (rank, size) = (st.rank as usize, st.size as usize);
+                let loaded = spec.space().and_then(|space| {
+                    pool.install(|| TexelData::load(&spec, &space, &|s| s % size == rank))
+                });
+                let reply = match loaded {
+                    Ok(d) => {
+                        texel = Some(d);
+                        Ok(())
+                    }
+                    Err(e) => Err(e.to_string()),
+                };
+                send(0, &Msg::TexelLoaded(reply));
+            }
+            Ok(Event::Remote(
+                _,
+                Msg::TexelEval {
+                    part,
+                    theta,
+                    k,
+                    grad,
+                },
+            )) => {
+                let theta: Vec<f64> = theta.into_iter().map(f64::from_bits).collect();
+                let parts = match &texel {
+                    Some(d) => pool.install(|| d.partials(part, &theta, f64::from_bits(k), grad)),
+                    None => Vec::new(),
+                };
+                send(0, &Msg::TexelPartials(parts));
+            }
             Ok(Event::Remote(_, Msg::Task { index, task })) => {
                 let tx = st.tx.clone();
                 pool.spawn(move || {
@@ -297,4 +342,61 @@ fn shut_down(st: &State) {
     if let Ok(mut u) = st.universe.lock() {
         u.take();
     }
+}
+
+/// Rank 0: every rank loads its shards (shard `s` on rank `s mod ranks`) at once.
+pub fn texel_load(spec: &LoadSpec, space: &Space) -> Result<TexelData, TuneError> {
+    let st = state();
+    let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
+    await_hellos(st, &rx);
+    for r in 1..st.size {
+        send(r, &Msg::TexelLoad(spec.clone()));
+    }
+    let size = st.size as usize;
+    let mine = TexelData::load(spec, space, &|s| s % size == 0);
+    let mut failure = None;
+    for _ in 1..st.size {
+        match rx.recv() {
+            Ok(Event::Remote(r, Msg::TexelLoaded(Err(e)))) => {
+                failure.get_or_insert(format!("rank {r}: {e}"));
+            }
+            Ok(Event::Remote(_, Msg::TexelLoaded(Ok(())))) => {}
+            _ => panic!("an unexpected executor message while loading Texel data"),
+        }
+    }
+    let mut data = mine?;
+    if let Some(e) = failure {
+        return Err(TuneError::Io(e));
+    }
+    data.distributed = true;
+    Ok(data)
+}
+
+/// Rank 0: the partial sums of every rank's shards.
+pub fn texel_partials(
+    data: &TexelData,
+    part: Part,
+    theta: &[f64],
+    k: f64,
+    grad: bool,
+) -> Vec<Partial> {
+    let st = state();
+    let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
+    let msg = Msg::TexelEval {
+        part,
+        theta: theta.iter().map(|x| x.to_bits()).collect(),
+        k: k.to_bits(),
+        grad,
+    };
+    for r in 1..st.size {
+        send(r, &msg);
+    }
+    let mut all = data.partials(part, theta, k, grad);
+    for _ in 1..st.size {
+        match rx.recv() {
+            Ok(Event::Remote(_, Msg::TexelPartials(p))) => all.extend(p),
+            _ => panic!("an unexpected executor message during a Texel pass"),
+        }
+    }
+    all
 }
