@@ -748,3 +748,50 @@ pub fn texel_partials(
     }
     data.partials(part, theta, k, grad)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(not(feature = "mpi"))]
+    #[test]
+    fn mpi_without_the_feature_is_an_error_naming_the_flag() {
+        let e = init(Some(ExecutorKind::Mpi)).unwrap_err().to_string();
+        assert!(e.contains("--executor mpi"), "{e}");
+        assert!(e.contains("--features mpi"), "{e}");
+    }
+
+    #[test]
+    fn a_game_record_survives_the_wire() {
+        let a = Engine::Internal(EngineConfig {
+            name: "a".into(),
+            eval: Arc::new(EvalParams::default()),
+            search: SearchParams::default(),
+            options: EngineOptions::default(),
+        });
+        let wa = WireEngine::from(&a);
+        let back = wa.engine().unwrap();
+        assert_eq!(back.params_hash(), a.params_hash());
+        let cfg = MatchConfig {
+            nodes: Some(300),
+            ..MatchConfig::default()
+        };
+        let suite = default_openings();
+        let order = opening_order(suite.len(), cfg.seed);
+        let task = GameTask::of_match(&wa, &wa, &cfg, &suite, &order, 1);
+        let text = serde_json::to_string(&Task::Game(Box::new(task))).unwrap();
+        let Task::Game(task) = serde_json::from_str(&text).unwrap() else {
+            panic!("not a game task");
+        };
+        let game = task.play().unwrap();
+        let wire = serde_json::to_string(&WireGame::from(&game)).unwrap();
+        let back = GameRecord::from(serde_json::from_str::<WireGame>(&wire).unwrap());
+        assert_eq!(
+            serde_json::to_string(&back).unwrap(),
+            serde_json::to_string(&game).unwrap()
+        );
+        // the same game as the runner plays
+        let report = crate::play::run_match_with_progress(&a, &a, &cfg, &|_| {}).unwrap();
+        assert_eq!(report.games[1].moves, game.moves);
+    }
+}
