@@ -76,6 +76,21 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    // Only the commands that hand out tasks join an MPI job: `xqtune uci` started as an
+    // external engine by a rank inherits the launcher's environment and must stay an engine.
+    let executor_command = matches!(
+        cli.command,
+        Some(Command::Match(_) | Command::Tune(_) | Command::Datagen(_))
+    );
+    if !executor_command {
+        return match run(cli) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                1
+            }
+        };
+    }
     let role = match crate::exec::init(cli.executor) {
         Ok(r) => r,
         Err(e) => {

@@ -283,14 +283,21 @@ impl GameTask {
         }
     }
 
-    /// Plays the game with fresh players (the runner's players are fresh per game in all but
-    /// the allocation: the same moves).
+    /// Plays the game with this thread's players for these engines, kept from its earlier
+    /// games as the runner keeps them for a whole match (each game starts with `new_game`:
+    /// the same moves as fresh players; an external engine is not restarted every game).
     pub fn play(&self) -> Result<GameRecord, String> {
-        let a = self.a.engine()?;
-        let b = self.b.engine()?;
-        let mut pa = a.player(self.hash_mb);
-        let mut pb = b.player(self.hash_mb);
-        let (seat_a, seat_b) = (a.seat(), b.seat());
+        let mut a = take_player(&self.a, self.hash_mb)?;
+        let mut b = take_player(&self.b, self.hash_mb)?;
+        let game = self.play_with(&mut a, &mut b);
+        put_player(a);
+        put_player(b);
+        Ok(game)
+    }
+
+    fn play_with(&self, a: &mut CachedPlayer, b: &mut CachedPlayer) -> GameRecord {
+        let (seat_a, seat_b) = (a.engine.seat(), b.engine.seat());
+        let (pa, pb) = (&mut *a.player, &mut *b.player);
         let settings = GameSettings {
             limits: self.limits.clone(),
             max_plies: self.max_plies,
@@ -317,15 +324,51 @@ impl GameTask {
         } else {
             ([&mut *pb, &mut *pa], [&seat_b, &seat_a])
         };
-        Ok(play_game(
-            self.index,
-            players,
-            seats,
-            self.a_is_red,
-            start,
-            &settings,
-        ))
+        play_game(self.index, players, seats, self.a_is_red, start, &settings)
     }
+}
+
+/// A player kept by a thread between games, with its engine and what identifies it.
+struct CachedPlayer {
+    key: String,
+    engine: Engine,
+    player: Box<dyn crate::play::game::Player>,
+}
+
+/// Players a thread keeps: the two of the current match, a few more for GA's populations.
+const KEPT_PLAYERS: usize = 4;
+
+thread_local! {
+    static PLAYERS: std::cell::RefCell<Vec<CachedPlayer>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// This thread's player for `engine`, or a new one.
+fn take_player(engine: &WireEngine, hash_mb: usize) -> Result<CachedPlayer, String> {
+    let key = serde_json::to_string(&(engine, hash_mb)).map_err(|e| e.to_string())?;
+    let kept = PLAYERS.with(|p| {
+        let mut p = p.borrow_mut();
+        let i = p.iter().position(|c| c.key == key)?;
+        Some(p.remove(i))
+    });
+    if let Some(c) = kept {
+        return Ok(c);
+    }
+    let e = engine.engine()?;
+    Ok(CachedPlayer {
+        key,
+        player: e.player(hash_mb),
+        engine: e,
+    })
+}
+
+/// Keeps a player for the thread's next game (the least recently used beyond
+/// [`KEPT_PLAYERS`] is dropped: an external engine then quits).
+fn put_player(c: CachedPlayer) {
+    PLAYERS.with(|p| {
+        let mut p = p.borrow_mut();
+        p.insert(0, c);
+        p.truncate(KEPT_PLAYERS);
+    });
 }
 
 /// How a game starts: an opening of the suite or a Jieqi deal.

@@ -26,9 +26,11 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-/// How long the receiver thread sleeps when nothing has arrived: short next to a game, long
-/// enough that polling costs no measurable CPU.
-const POLL: Duration = Duration::from_micros(500);
+/// How long the receiver thread sleeps when nothing has arrived: from `POLL_MIN` right after a
+/// message (a Texel pass answers quickly) doubling to `POLL_MAX` (short next to a game; an idle
+/// rank then wakes 500 times a second, a negligible cost).
+const POLL_MIN: Duration = Duration::from_micros(50);
+const POLL_MAX: Duration = Duration::from_millis(2);
 
 #[derive(Serialize, Deserialize)]
 enum Msg {
@@ -135,9 +137,11 @@ pub fn init() -> anyhow::Result<Role> {
 fn receive_loop(tx: Sender<Event>) {
     let w = world();
     let st = state();
+    let mut pause = POLL_MIN;
     while !st.stop_receiver.load(Ordering::Relaxed) {
         match w.any_process().immediate_matched_probe() {
             Some(probed) => {
+                pause = POLL_MIN;
                 let (bytes, status) = probed.matched_receive_vec::<u8>();
                 let msg: Msg = match serde_json::from_slice(&bytes) {
                     Ok(m) => m,
@@ -148,7 +152,10 @@ fn receive_loop(tx: Sender<Event>) {
                     break;
                 }
             }
-            None => std::thread::sleep(POLL),
+            None => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(POLL_MAX);
+            }
         }
     }
 }
