@@ -17,6 +17,10 @@ pub struct Cli {
     /// Without a subcommand: the engine's parameter files for UCI mode.
     #[command(flatten)]
     pub uci: crate::uci::UciArgs,
+    /// Where tasks run: local threads, or the ranks of an MPI job (default: MPI when started
+    /// by mpirun/srun with more than one rank; needs a build with `--features mpi`).
+    #[arg(long, global = true, value_enum)]
+    pub executor: Option<crate::exec::ExecutorKind>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -72,9 +76,34 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    let result = run(cli);
+    // Only the commands that hand out tasks join an MPI job: `xqtune uci` started as an
+    // external engine by a rank inherits the launcher's environment and must stay an engine.
+    let executor_command = matches!(
+        cli.command,
+        Some(Command::Match(_) | Command::Tune(_) | Command::Datagen(_))
+    );
+    if !executor_command {
+        return exit_code(run(cli));
+    }
+    let role = match crate::exec::init(cli.executor) {
+        Ok(r) => r,
+        Err(e) => return exit_code(Err(e)),
+    };
+    let result = if role == crate::exec::Role::Worker {
+        // Another rank of an MPI job: serve rank 0's tasks with this command's threads.
+        crate::exec::serve(worker_threads(&cli))
+    } else {
+        run(cli)
+    };
     // Engines kept for reuse between matches end with the command that played them.
     crate::play::external::shutdown_idle();
+    if role != crate::exec::Role::Worker {
+        crate::exec::finish();
+    }
+    exit_code(result)
+}
+
+fn exit_code(result: Result<()>) -> i32 {
     match result {
         Ok(()) => 0,
         Err(e) => {
@@ -82,6 +111,21 @@ pub fn main() -> i32 {
             1
         }
     }
+}
+
+/// The threads a worker rank plays with: the command's `--concurrency`, else every core.
+fn worker_threads(cli: &Cli) -> usize {
+    let given = match &cli.command {
+        Some(Command::Match(a)) => Some(a.concurrency).filter(|&n| n > 0),
+        Some(Command::Tune(t)) => match t.as_ref() {
+            crate::tune::TuneCommand::Ga(a) => a.common.concurrency,
+            crate::tune::TuneCommand::Spsa(a) => a.common.concurrency,
+            crate::tune::TuneCommand::Texel(a) => a.common.concurrency,
+        },
+        Some(Command::Datagen(a)) => a.concurrency,
+        _ => None,
+    };
+    given.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 fn run(cli: Cli) -> Result<()> {

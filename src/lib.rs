@@ -10,6 +10,7 @@ pub mod bench;
 pub mod cli;
 pub mod core;
 pub mod eval;
+pub mod exec;
 pub mod import;
 pub mod play;
 pub mod search;

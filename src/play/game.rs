@@ -7,7 +7,7 @@
 use crate::core::{CaptureReveal, Color, GameResult, Move, Position};
 use crate::eval::EvalParams;
 use crate::search::{EngineOptions, SearchLimits, SearchParams, Searcher};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
@@ -72,7 +72,7 @@ pub trait Player: Send {
 
 /// Per-move limits. With a time control, `base_ms` is each side's clock at the start and
 /// `inc_ms` is added after each move (Fischer increment).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MoveLimits {
     pub nodes: Option<u64>,
     pub depth: Option<u32>,
@@ -81,7 +81,7 @@ pub struct MoveLimits {
     pub movetime_ms: Option<u64>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeControl {
     pub base_ms: u64,
     pub inc_ms: u64,
@@ -124,7 +124,7 @@ impl fmt::Display for TimeControl {
 }
 
 /// Score adjudication, cutechess style but two-sided: both engines must agree.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Adjudication {
     /// Draw when, from full move `draw_move_number` on, the last `draw_move_count` moves of
     /// each side all scored within `draw_score` cp of zero.
@@ -134,21 +134,21 @@ pub struct Adjudication {
     pub resign: Option<ResignAdjudication>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DrawAdjudication {
     pub move_number: u32,
     pub move_count: u32,
     pub score: i32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResignAdjudication {
     pub move_count: u32,
     pub score: i32,
 }
 
 /// How a game ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Termination {
     /// A ruling of the rules core.
@@ -183,7 +183,7 @@ pub enum Termination {
 }
 
 /// `Color` for records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ColorName {
     Red,

@@ -582,7 +582,7 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
     };
     let checkpoint = std::sync::Mutex::new((Vec::<GameRecord>::new(), std::time::Instant::now()));
     let started = std::time::Instant::now();
-    let outcome = run_match_with_progress(&a, &b, &cfg, &|p| {
+    let outcome = crate::exec::run_match(&a, &b, &cfg, &|p| {
         bar.set_position(p.finished as u64);
         let mut msg = format!(
             "{}-{}-{}  Elo {:.1} +/- {:.1}",

@@ -63,14 +63,14 @@ impl Engine {
         }
     }
 
-    fn seat(&self) -> Seat {
+    pub(crate) fn seat(&self) -> Seat {
         Seat {
             name: self.name().to_string(),
             hash: self.params_hash(),
         }
     }
 
-    fn player(&self, hash_mb: usize) -> Box<dyn Player> {
+    pub(crate) fn player(&self, hash_mb: usize) -> Box<dyn Player> {
         match self {
             Engine::Internal(c) => Box::new(InProcessPlayer::new(
                 c.eval.clone(),

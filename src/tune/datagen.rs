@@ -225,7 +225,7 @@ pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
         .num_threads(threads)
         .build()
         .map_err(|e| TuneError::Io(e.to_string()))?;
-    let chunk = (threads as u64 * 4).max(8);
+    let chunk = (crate::exec::slots(threads) as u64 * 4).max(8);
     let bar = super::driver::progress(args.games, progress.next_game, "datagen");
     while progress.next_game < args.games {
         if run::stop_requested() {
@@ -237,12 +237,16 @@ pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
             return Ok(progress.positions);
         }
         let end = (progress.next_game + chunk).min(args.games);
-        let games: Vec<Vec<String>> = pool.install(|| {
-            (progress.next_game..end)
-                .into_par_iter()
-                .map(|g| play_game(g, args, &eval))
-                .collect()
-        });
+        let games: Vec<Vec<String>> = if crate::exec::distributed() {
+            crate::exec::datagen_games(progress.next_game..end, args, &eval, threads)
+        } else {
+            pool.install(|| {
+                (progress.next_game..end)
+                    .into_par_iter()
+                    .map(|g| play_game(g, args, &eval))
+                    .collect()
+            })
+        };
         let mut text = String::new();
         for g in &games {
             for l in g {

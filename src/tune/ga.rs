@@ -23,11 +23,10 @@ use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
 use super::run::{self, CommonArgs, CsvLog, f};
 use super::space::{Gene, ParamSet, Space};
 use crate::play::stats::score_to_finite_elo;
-use crate::play::{Engine, MatchResult};
+use crate::play::{Engine, MatchConfig, MatchResult};
 use crate::util::mix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -656,16 +655,24 @@ pub fn match_fitness(
         Ok(Some(o)) => Some(o),
         _ => reference.player("reference", &other).ok(),
     };
-    let results: Vec<(usize, usize, MatchResult)> = jobs
-        .par_iter()
+    let playable: Vec<(usize, usize, &Engine, &Engine, u64)> = jobs
+        .iter()
         .filter_map(|&(a, b, j)| {
             let eb = if b == n { &ref_engine } else { &engines[b] };
-            let (Some(ea), Some(eb)) = (&engines[a], eb) else {
-                return None;
-            };
-            let r = run::play(ea, eb, &common.match_config(mix(gen_seed, &[j])));
-            Some((a, b, r))
+            match (&engines[a], eb) {
+                (Some(ea), Some(eb)) => Some((a, b, ea, eb, j)),
+                _ => None,
+            }
         })
+        .collect();
+    let matches: Vec<(&Engine, &Engine, MatchConfig)> = playable
+        .iter()
+        .map(|&(_, _, ea, eb, j)| (ea, eb, common.match_config(mix(gen_seed, &[j]))))
+        .collect();
+    let results: Vec<(usize, usize, MatchResult)> = playable
+        .iter()
+        .zip(crate::exec::play_matches(&matches, common.threads()))
+        .map(|(&(a, b, ..), (r, _))| (a, b, r))
         .collect();
     let mut points = vec![0.0; n];
     let mut games = vec![0.0; n];

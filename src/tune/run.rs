@@ -11,7 +11,6 @@ use crate::play::{
     Engine, MatchConfig, MatchReport, MatchResult, TimeControl, run_match_with_progress,
 };
 use crate::util::{self, mix};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -344,15 +343,14 @@ pub fn play_pairs_games(
     seed: u64,
     common: &CommonSettings,
 ) -> (MatchResult, Vec<GameRecord>) {
-    let reports: Vec<MatchReport> = pairs
-        .into_par_iter()
-        .map(|j| play_report(a, b, &common.match_config(mix(seed, &[j]))))
+    let jobs: Vec<(&Engine, &Engine, MatchConfig)> = pairs
+        .map(|j| (a, b, common.match_config(mix(seed, &[j]))))
         .collect();
     let mut result = MatchResult::default();
     let mut games = Vec::new();
-    for r in reports {
-        result += r.result;
-        games.extend(r.games);
+    for (r, g) in crate::exec::play_matches(&jobs, common.threads()) {
+        result += r;
+        games.extend(g);
     }
     (result, games)
 }
@@ -446,7 +444,7 @@ pub fn verify(
         beta: 0.05,
     };
     let total_pairs = (common.verify_games / 2).max(1) as u64;
-    let batch = (common.threads() as u64 * 2).max(4);
+    let batch = (crate::exec::slots(common.threads()) as u64 * 2).max(4);
     let seed = mix(common.seed, &[0x7e51f1]);
     let bar = indicatif::ProgressBar::new(total_pairs * 2);
     bar.set_style(

@@ -153,27 +153,28 @@ impl TraceSet {
         if self.is_empty() {
             return 0.0;
         }
-        let sum: f64 = (0..self.len())
-            .into_par_iter()
-            .with_min_len(4096)
-            .map(|i| {
-                let s = sigmoid(k, self.eval(i, theta));
-                (self.result[i] as f64 - s).powi(2)
-            })
-            .sum();
-        sum / self.len() as f64
+        self.sums(theta, k, false).0 / self.len() as f64
     }
 
     /// Loss and its gradient: `dL/dθ_j = (2/N) Σ (σ − r) σ (1 − σ) (K ln10 / 400) c_ij`.
     pub fn loss_grad(&self, theta: &[f64], k: f64) -> (f64, Vec<f64>) {
         let n = self.len();
-        let p = theta.len();
         if n == 0 {
-            return (0.0, vec![0.0; p]);
+            return (0.0, vec![0.0; theta.len()]);
         }
+        let (loss, grad) = self.sums(theta, k, true);
+        let inv = 1.0 / n as f64;
+        (loss * inv, grad.into_iter().map(|g| g * inv).collect())
+    }
+
+    /// The unscaled sums `Σ (r − σ)²` and (when `grad`) `Σ 2 (σ − r) σ (1 − σ) (K ln10 / 400)
+    /// c_ij`, in a fixed order whatever the threads: per chunk of [`CHUNK`] positions in
+    /// parallel, then the chunks added in order (without `grad` the vector is empty).
+    pub fn sums(&self, theta: &[f64], k: f64, grad: bool) -> (f64, Vec<f64>) {
+        let n = self.len();
+        let p = if grad { theta.len() } else { 0 };
         let scale = k * std::f64::consts::LN_10 / 400.0;
-        const CHUNK: usize = 16384;
-        let (loss, grad) = (0..n.div_ceil(CHUNK))
+        let parts: Vec<(f64, Vec<f64>)> = (0..n.div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| {
                 let mut g = vec![0.0f64; p];
@@ -182,26 +183,294 @@ impl TraceSet {
                     let s = sigmoid(k, self.eval(i, theta));
                     let r = self.result[i] as f64;
                     l += (r - s).powi(2);
-                    let d = 2.0 * (s - r) * s * (1.0 - s) * scale;
-                    let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
-                    for j in a..b {
-                        g[self.idx[j] as usize] += d * self.val[j] as f64;
+                    if grad {
+                        let d = 2.0 * (s - r) * s * (1.0 - s) * scale;
+                        let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+                        for j in a..b {
+                            g[self.idx[j] as usize] += d * self.val[j] as f64;
+                        }
                     }
                 }
                 (l, g)
             })
-            .reduce(
-                || (0.0, vec![0.0; p]),
-                |(la, mut ga), (lb, gb)| {
-                    for (x, y) in ga.iter_mut().zip(&gb) {
-                        *x += y;
-                    }
-                    (la + lb, ga)
-                },
-            );
-        let inv = 1.0 / n as f64;
-        (loss * inv, grad.into_iter().map(|g| g * inv).collect())
+            .collect();
+        add_in_order(p, parts.iter().map(|(l, g)| (*l, g.as_slice())))
     }
+}
+
+/// Positions per chunk: the unit of the fixed-order reduction (partial sums per chunk, added in
+/// chunk order), so the loss is the same bits for any number of threads and ranks.
+pub const CHUNK: usize = 8192;
+
+/// Records of the data file per shard (a whole number of chunks): the unit a rank loads and
+/// reduces; shard partials are added in shard order.
+pub const SHARD: usize = 16 * CHUNK;
+
+/// `Σ` of the partials in the order given, starting from zero.
+fn add_in_order<'a>(p: usize, parts: impl Iterator<Item = (f64, &'a [f64])>) -> (f64, Vec<f64>) {
+    let mut loss = 0.0;
+    let mut grad = vec![0.0; p];
+    for (l, g) in parts {
+        loss += l;
+        for (x, y) in grad.iter_mut().zip(g) {
+            *x += y;
+        }
+    }
+    (loss, grad)
+}
+
+/// What the optimiser minimises: a trace set, or the run's (possibly distributed) data.
+pub trait Objective: Send + Sync {
+    fn loss(&self, theta: &[f64], k: f64) -> f64;
+    fn loss_grad(&self, theta: &[f64], k: f64) -> (f64, Vec<f64>);
+}
+
+impl Objective for TraceSet {
+    fn loss(&self, theta: &[f64], k: f64) -> f64 {
+        TraceSet::loss(self, theta, k)
+    }
+    fn loss_grad(&self, theta: &[f64], k: f64) -> (f64, Vec<f64>) {
+        TraceSet::loss_grad(self, theta, k)
+    }
+}
+
+/// The training or the validation part of a dataset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Part {
+    Train,
+    Val,
+}
+
+/// One shard of the data file: records `[id·SHARD, (id+1)·SHARD)`, split into their training
+/// and validation positions.
+pub struct Shard {
+    pub id: usize,
+    pub train: TraceSet,
+    pub val: TraceSet,
+}
+
+/// A shard's unscaled sums (floats as their bits: JSON would not round-trip every one).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Partial {
+    pub shard: usize,
+    pub loss: u64,
+    pub grad: Vec<u64>,
+}
+
+/// The dataset as this process holds it: every shard, or under MPI this rank's shards (shard
+/// `s` lives on rank `s mod ranks`; no rank holds the whole file).
+pub struct TexelData {
+    pub shards: Vec<Shard>,
+    /// Positions of the whole file in each part (every rank counts them while streaming).
+    pub train_len: usize,
+    pub val_len: usize,
+    /// Whether the other shards live on other ranks.
+    pub distributed: bool,
+}
+
+/// How to load a dataset: what rank 0 sends the others.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LoadSpec {
+    pub data: PathBuf,
+    pub max_positions: Option<usize>,
+    #[serde(with = "run::exact")]
+    pub validation: f64,
+    pub seed: u64,
+    /// The space's base parameters (file formats) and selection.
+    pub eval: String,
+    pub jieqi: String,
+    pub only: String,
+}
+
+impl LoadSpec {
+    pub fn space(&self) -> Result<Space, TuneError> {
+        let mut e =
+            EvalParams::from_json_str(&self.eval).map_err(|e| TuneError::Params(e.to_string()))?;
+        e.set_jieqi_json_str(&self.jieqi)
+            .map_err(|e| TuneError::Params(e.to_string()))?;
+        Space::new(ParamSet::Eval(e), &self.only)
+    }
+}
+
+impl TexelData {
+    /// Streams the file and keeps the shards `keep` selects, traced under `space`; counts the
+    /// positions of every part on the way. Every bad line of a kept shard is named.
+    pub fn load(
+        spec: &LoadSpec,
+        space: &Space,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<TexelData, TuneError> {
+        let path = &spec.data;
+        let reader = dataset::open_maybe_gz(path)?;
+        let cut = (spec.validation.clamp(0.0, 0.9) * 1_000_000.0) as u64;
+        let is_val = |line: usize| mix(spec.seed, &[line as u64, 0x5917]) % 1_000_000 < cut;
+        let max = spec.max_positions.unwrap_or(usize::MAX);
+        let mut data = TexelData {
+            shards: Vec::new(),
+            train_len: 0,
+            val_len: 0,
+            distributed: false,
+        };
+        let mut pending: Vec<dataset::Labelled> = Vec::new();
+        let mut records = 0usize;
+        for (i, line) in std::io::BufRead::lines(reader).enumerate() {
+            if records >= max {
+                break;
+            }
+            let line = line.map_err(|e| DatasetError::Io {
+                path: path.display().to_string(),
+                msg: format!("line {}: {e}", i + 1),
+            })?;
+            let (fen, result) = match dataset::parse_line(&line) {
+                Ok(Some(x)) => x,
+                Ok(None) => continue,
+                Err(msg) => {
+                    return Err(DatasetError::Line {
+                        path: path.display().to_string(),
+                        line: i + 1,
+                        msg,
+                    }
+                    .into());
+                }
+            };
+            if is_val(i + 1) {
+                data.val_len += 1;
+            } else {
+                data.train_len += 1;
+            }
+            let shard = records / SHARD;
+            records += 1;
+            if keep(shard) {
+                pending.push(dataset::Labelled {
+                    fen,
+                    result,
+                    line: i + 1,
+                });
+            }
+            if records.is_multiple_of(SHARD) && !pending.is_empty() {
+                let rows = std::mem::take(&mut pending);
+                data.shards
+                    .push(trace_shard(shard, &rows, path, space, &is_val)?);
+            }
+        }
+        if records == 0 {
+            return Err(DatasetError::Empty {
+                path: path.display().to_string(),
+            }
+            .into());
+        }
+        if !pending.is_empty() {
+            data.shards.push(trace_shard(
+                (records - 1) / SHARD,
+                &pending,
+                path,
+                space,
+                &is_val,
+            )?);
+        }
+        Ok(data)
+    }
+
+    /// This process's shards' partial sums, shard by shard.
+    pub fn partials(&self, part: Part, theta: &[f64], k: f64, grad: bool) -> Vec<Partial> {
+        self.shards
+            .iter()
+            .map(|s| {
+                let set = match part {
+                    Part::Train => &s.train,
+                    Part::Val => &s.val,
+                };
+                let (l, g) = set.sums(theta, k, grad);
+                Partial {
+                    shard: s.id,
+                    loss: l.to_bits(),
+                    grad: g.iter().map(|x| x.to_bits()).collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// Mean loss (and gradient) of a part over the whole file: the shard partials of every
+    /// rank added in shard order.
+    pub fn loss_grad_of(&self, part: Part, theta: &[f64], k: f64, grad: bool) -> (f64, Vec<f64>) {
+        let n = match part {
+            Part::Train => self.train_len,
+            Part::Val => self.val_len,
+        };
+        let p = if grad { theta.len() } else { 0 };
+        if n == 0 {
+            return (0.0, vec![0.0; p]);
+        }
+        let mut parts = if self.distributed {
+            crate::exec::texel_partials(self, part, theta, k, grad)
+        } else {
+            self.partials(part, theta, k, grad)
+        };
+        parts.sort_by_key(|x| x.shard);
+        let parts: Vec<(f64, Vec<f64>)> = parts
+            .iter()
+            .map(|x| {
+                (
+                    f64::from_bits(x.loss),
+                    x.grad.iter().map(|&b| f64::from_bits(b)).collect(),
+                )
+            })
+            .collect();
+        let (l, g) = add_in_order(p, parts.iter().map(|(l, g)| (*l, g.as_slice())));
+        let inv = 1.0 / n as f64;
+        (l * inv, g.into_iter().map(|x| x * inv).collect())
+    }
+
+    pub fn loss(&self, part: Part, theta: &[f64], k: f64) -> f64 {
+        self.loss_grad_of(part, theta, k, false).0
+    }
+}
+
+/// The training part of the run's data as the optimiser's objective.
+pub struct TrainObjective(pub Arc<TexelData>);
+
+impl Objective for TrainObjective {
+    fn loss(&self, theta: &[f64], k: f64) -> f64 {
+        self.0.loss(Part::Train, theta, k)
+    }
+    fn loss_grad(&self, theta: &[f64], k: f64) -> (f64, Vec<f64>) {
+        self.0.loss_grad_of(Part::Train, theta, k, true)
+    }
+}
+
+/// Parses (in parallel) and traces the records of one shard.
+fn trace_shard(
+    id: usize,
+    rows: &[dataset::Labelled],
+    path: &std::path::Path,
+    space: &Space,
+    is_val: &(dyn Fn(usize) -> bool + Sync),
+) -> Result<Shard, TuneError> {
+    let parsed: Result<Vec<_>, DatasetError> = rows
+        .par_iter()
+        .map(|r| {
+            dataset::parse_fen(&r.fen)
+                .map(|p| (p, r.result, r.line))
+                .map_err(|msg| DatasetError::Line {
+                    path: path.display().to_string(),
+                    line: r.line,
+                    msg,
+                })
+        })
+        .collect();
+    let (mut train, mut val) = (vec![], vec![]);
+    for (p, r, line) in parsed? {
+        if is_val(line) {
+            val.push((p, r));
+        } else {
+            train.push((p, r));
+        }
+    }
+    Ok(Shard {
+        id,
+        train: build_traces(&train, space),
+        val: build_traces(&val, space),
+    })
 }
 
 /// Traces of `positions` under `space.base`, restricted to the selected parameters.
@@ -243,7 +512,7 @@ pub fn build_traces(positions: &[(crate::core::Position, f32)], space: &Space) -
 }
 
 struct KProblem<'a> {
-    set: &'a TraceSet,
+    set: &'a dyn Objective,
     theta: &'a [f64],
 }
 
@@ -256,7 +525,7 @@ impl CostFunction for KProblem<'_> {
 }
 
 /// The K minimising the loss at `theta` (Brent's method on [0.01, 10]).
-pub fn fit_k(set: &TraceSet, theta: &[f64]) -> Result<f64, TuneError> {
+pub fn fit_k(set: &dyn Objective, theta: &[f64]) -> Result<f64, TuneError> {
     let solver = BrentOpt::new(0.01, 10.0).set_tolerance(1e-8, 1e-10);
     let res = Executor::new(KProblem { set, theta }, solver)
         .configure(|s| s.max_iters(200))
@@ -277,7 +546,7 @@ pub type Positions = Vec<(crate::core::Position, f32)>;
 /// The L-BFGS problem; caches the last (θ, loss, gradient) because the line search asks for the
 /// cost and the gradient at the same point.
 struct TexelProblem {
-    set: Arc<TraceSet>,
+    set: Arc<dyn Objective>,
     k: f64,
     cache: Mutex<Option<Cached>>,
 }
@@ -330,7 +599,7 @@ pub struct LbfgsStepper {
 impl LbfgsStepper {
     /// Starts L-BFGS from `theta0` for at most `epochs` iterations.
     pub fn new(
-        train: Arc<TraceSet>,
+        train: Arc<dyn Objective>,
         theta0: Vec<f64>,
         k: f64,
         epochs: u64,
@@ -402,7 +671,7 @@ impl LbfgsStepper {
 /// each epoch's (θ, train loss) and may stop the run by returning `false`.
 /// Returns the best θ found, or `None` when stopped by the hook.
 pub fn optimise(
-    train: Arc<TraceSet>,
+    train: Arc<dyn Objective>,
     theta0: Vec<f64>,
     k: f64,
     epochs: u64,
@@ -436,48 +705,12 @@ pub struct TexelState {
 
 pub const LOG_HEADER: &str = "epoch,train_loss,val_loss,k,time_s";
 
-/// Reads, parses (in parallel) and splits a dataset; every bad line is named.
-pub fn load_split(
-    path: &std::path::Path,
-    max: Option<usize>,
-    validation: f64,
-    seed: u64,
-) -> Result<(Positions, Positions), TuneError> {
-    let mut rows = dataset::read_labelled(path)?;
-    if let Some(m) = max {
-        rows.truncate(m);
-    }
-    let parsed: Result<Vec<_>, DatasetError> = rows
-        .par_iter()
-        .map(|r| {
-            dataset::parse_fen(&r.fen)
-                .map(|p| (p, r.result, r.line))
-                .map_err(|msg| DatasetError::Line {
-                    path: path.display().to_string(),
-                    line: r.line,
-                    msg,
-                })
-        })
-        .collect();
-    let cut = (validation.clamp(0.0, 0.9) * 1_000_000.0) as u64;
-    let (mut train, mut val) = (vec![], vec![]);
-    for (p, r, line) in parsed? {
-        if mix(seed, &[line as u64, 0x5917]) % 1_000_000 < cut {
-            val.push((p, r));
-        } else {
-            train.push((p, r));
-        }
-    }
-    Ok((train, val))
-}
-
 /// Texel tuning as a [`Tuner`]: one L-BFGS iteration per step, after K is fitted at the start.
 pub struct TexelTuner {
     settings: RunSettings<TexelSettings>,
     space: Space,
     start: ParamSet,
-    train: Arc<TraceSet>,
-    val: Arc<TraceSet>,
+    data: Arc<TexelData>,
     /// Built at the first step, from the checkpoint's θ on a resumed run (with fresh L-BFGS
     /// memory: the correction pairs are not checkpointed).
     lbfgs: Option<LbfgsStepper>,
@@ -492,28 +725,36 @@ impl TexelTuner {
             .as_ref()
             .ok_or_else(|| TuneError::Io("texel needs --data FILE (see xqtune datagen)".into()))?;
         let t_load = Instant::now();
-        let (train, val) = load_split(
-            data,
-            a.max_positions,
-            a.validation,
-            run.settings.common.seed,
-        )?;
-        let (train, val) = (
-            build_traces(&train, &run.space),
-            build_traces(&val, &run.space),
-        );
+        let ParamSet::Eval(base) = &run.space.base else {
+            return Err(TuneError::Space(
+                "texel tunes evaluation parameters only".into(),
+            ));
+        };
+        let spec = LoadSpec {
+            data: data.clone(),
+            max_positions: a.max_positions,
+            validation: a.validation,
+            seed: run.settings.common.seed,
+            eval: base.to_json_string(),
+            jieqi: base.jieqi_to_json_string(),
+            only: run.settings.common.only.clone(),
+        };
+        let data = if crate::exec::distributed() {
+            crate::exec::texel_load(&spec, &run.space)?
+        } else {
+            TexelData::load(&spec, &run.space, &|_| true)?
+        };
         println!(
             "texel: {} train + {} validation positions, loaded and traced in {:.1}s",
-            train.len(),
-            val.len(),
+            data.train_len,
+            data.val_len,
             t_load.elapsed().as_secs_f64(),
         );
         Ok(TexelTuner {
             settings: run.settings.clone(),
             space: run.space.clone(),
             start: run.start.clone(),
-            train: Arc::new(train),
-            val: Arc::new(val),
+            data: Arc::new(data),
             lbfgs: None,
         })
     }
@@ -552,7 +793,7 @@ impl Tuner for TexelTuner {
         let theta: Vec<f64> = self.space.values().iter().map(|&v| v as f64).collect();
         let k = match self.settings.tuner.k {
             Some(k) => k,
-            None => fit_k(&self.train, &theta)?,
+            None => fit_k(&TrainObjective(self.data.clone()), &theta)?,
         };
         println!("K = {k:.4}");
         if !(0.0101..9.99).contains(&k) {
@@ -561,7 +802,10 @@ impl Tuner for TexelTuner {
                  evaluation hardly predicts these results (e.g. nearly all draws); check the dataset"
             );
         }
-        let (tl, vl) = (self.train.loss(&theta, k), self.val.loss(&theta, k));
+        let (tl, vl) = (
+            self.data.loss(Part::Train, &theta, k),
+            self.data.loss(Part::Val, &theta, k),
+        );
         let state = TexelState {
             epoch: 0,
             theta,
@@ -580,7 +824,7 @@ impl Tuner for TexelTuner {
         let lbfgs = match &mut self.lbfgs {
             Some(l) => l,
             None => self.lbfgs.insert(LbfgsStepper::new(
-                self.train.clone(),
+                Arc::new(TrainObjective(self.data.clone())),
                 state.theta.clone(),
                 state.k,
                 self.settings.tuner.epochs - state.epoch,
@@ -595,7 +839,7 @@ impl Tuner for TexelTuner {
         let (theta, train_loss) = lbfgs.step()?;
         state.epoch += 1;
         state.theta = theta.to_vec();
-        let vl = self.val.loss(&state.theta, state.k);
+        let vl = self.data.loss(Part::Val, &state.theta, state.k);
         if lbfgs.done() {
             finish(lbfgs, state);
         }
@@ -614,8 +858,8 @@ impl Tuner for TexelTuner {
         let best = self.space.round(&state.theta);
         let rounded: Vec<f64> = best.iter().map(|&v| v as f64).collect();
         let (tl, vl) = (
-            self.train.loss(&rounded, state.k),
-            self.val.loss(&rounded, state.k),
+            self.data.loss(Part::Train, &rounded, state.k),
+            self.data.loss(Part::Val, &rounded, state.k),
         );
         println!(
             "final (rounded, clamped) parameters: train loss {tl:.6}, validation loss {vl:.6}"
