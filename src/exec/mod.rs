@@ -16,13 +16,11 @@ pub mod mpi;
 
 use crate::core::{CaptureReveal, GameResult, Move};
 use crate::eval::EvalParams;
-use crate::play::game::{
-    Adjudication, GameRecord, GameSettings, GameStart, MoveLimits, Termination, play_game,
-};
+use crate::play::game::{GameRecord, GameSettings, GameStart, Termination, play_game};
 use crate::play::jieqi::deal_seed;
 use crate::play::openings::{Opening, default_openings};
 use crate::play::runner::{MatchProgress, MatchReport, opening_order, tally};
-use crate::play::stats::{MatchResult, SprtVerdict};
+use crate::play::stats::MatchResult;
 use crate::play::{Engine, EngineConfig, ExternalConfig, MatchConfig, MatchError, Protocol};
 use crate::search::{ChanceMode, EngineOptions, SearchParams};
 use crate::tune::TuneError;
@@ -233,10 +231,7 @@ pub struct GameTask {
     pub b: WireEngine,
     pub a_is_red: bool,
     pub start: WireStart,
-    pub limits: MoveLimits,
-    pub max_plies: usize,
-    pub adjudication: Adjudication,
-    pub time_margin_ms: u64,
+    pub settings: GameSettings,
     pub hash_mb: usize,
 }
 
@@ -270,15 +265,7 @@ impl GameTask {
             b: b.clone(),
             a_is_red: g.is_multiple_of(2),
             start,
-            limits: MoveLimits {
-                nodes: cfg.nodes,
-                depth: cfg.depth,
-                tc: cfg.tc,
-                movetime_ms: cfg.movetime_ms,
-            },
-            max_plies: cfg.max_plies,
-            adjudication: cfg.adjudication,
-            time_margin_ms: cfg.time_margin_ms,
+            settings: cfg.game_settings(),
             hash_mb: cfg.hash_mb,
         }
     }
@@ -298,12 +285,6 @@ impl GameTask {
     fn play_with(&self, a: &mut CachedPlayer, b: &mut CachedPlayer) -> GameRecord {
         let (seat_a, seat_b) = (a.engine.seat(), b.engine.seat());
         let (pa, pb) = (&mut *a.player, &mut *b.player);
-        let settings = GameSettings {
-            limits: self.limits.clone(),
-            max_plies: self.max_plies,
-            adjudication: self.adjudication,
-            time_margin_ms: self.time_margin_ms,
-        };
         let opening;
         let start = match &self.start {
             WireStart::Opening { fen, moves, line } => {
@@ -319,12 +300,14 @@ impl GameTask {
                 rule: reveal_of(*rule),
             },
         };
-        let (players, seats): ([&mut dyn crate::play::game::Player; 2], _) = if self.a_is_red {
-            ([&mut *pa, &mut *pb], [&seat_a, &seat_b])
-        } else {
-            ([&mut *pb, &mut *pa], [&seat_b, &seat_a])
-        };
-        play_game(self.index, players, seats, self.a_is_red, start, &settings)
+        play_game(
+            self.index,
+            [pa, pb],
+            [&seat_a, &seat_b],
+            self.a_is_red,
+            start,
+            &self.settings,
+        )
     }
 }
 
@@ -629,19 +612,7 @@ pub fn run_match(
     if !distributed() {
         return crate::play::run_match_with_progress(a, b, cfg, progress);
     }
-    if cfg.nodes.is_none() && cfg.depth.is_none() && cfg.tc.is_none() && cfg.movetime_ms.is_none() {
-        return Err(MatchError::Config(
-            "no limit per move: give nodes, depth, a time control or a move time".into(),
-        ));
-    }
-    if let Some(s) = &cfg.sprt {
-        s.validate().map_err(MatchError::Config)?;
-    }
-    let openings: Vec<Opening> = match &cfg.openings {
-        Some(o) if !o.is_empty() => o.to_vec(),
-        Some(_) => return Err(MatchError::Config("the opening suite is empty".into())),
-        None => default_openings(),
-    };
+    let openings = crate::play::runner::match_openings(cfg)?;
     let order = opening_order(openings.len(), cfg.seed);
     let total = cfg.games;
     let threads = match cfg.concurrency {
@@ -657,72 +628,13 @@ pub fn run_match(
             )))
         })
         .collect();
-    let mut records: Vec<Option<GameRecord>> = vec![None; total];
-    let mut finished = 0;
-    let mut live = MatchResult::default();
-    let mut prefix_pairs = 0;
-    let mut prefix = MatchResult::default();
-    let mut sprt = None;
-    let mut decided_pairs = None;
+    let mut book = crate::play::runner::Book::new(total);
     map(tasks, threads, &mut |g, o| {
-        let rec = game_of(o);
-        let score = rec.score_a();
-        live.add_game(score);
-        let partner = g ^ 1;
-        if partner < total
-            && let Some(other) = &records[partner]
-        {
-            live.add_pair(score + other.score_a());
-        }
-        records[g] = Some(rec);
-        finished += 1;
-        while decided_pairs.is_none() {
-            let p = prefix_pairs;
-            if 2 * p + 1 >= total {
-                break;
-            }
-            let (s0, s1) = match (&records[2 * p], &records[2 * p + 1]) {
-                (Some(x), Some(y)) => (x.score_a(), y.score_a()),
-                _ => break,
-            };
-            prefix.add_game(s0);
-            prefix.add_game(s1);
-            prefix.add_pair(s0 + s1);
-            prefix_pairs += 1;
-            if let Some(c) = &cfg.sprt {
-                let st = c.status(&prefix);
-                sprt = Some(st);
-                if st.verdict != SprtVerdict::Continue {
-                    decided_pairs = Some(prefix_pairs);
-                }
-            }
-        }
-        if let Some(game) = &records[g] {
-            progress(&MatchProgress {
-                game,
-                finished,
-                total,
-                live,
-                sprt,
-            });
-        }
+        let decided = book.add(g, game_of(o), cfg, progress);
         let user_stop = cfg.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
-        decided_pairs.is_none() && !user_stop
+        !decided && !user_stop
     });
-    let games: Vec<GameRecord> = match decided_pairs {
-        Some(k) => records.into_iter().take(2 * k).flatten().collect(),
-        None => records.into_iter().flatten().collect(),
-    };
-    let result = tally(&games);
-    let sprt = cfg.sprt.map(|c| c.status(&result));
-    Ok(MatchReport {
-        stopped_early: games.len() < total,
-        result,
-        games,
-        sprt,
-        games_planned: total,
-        elapsed: started.elapsed(),
-    })
+    Ok(book.report(cfg, started))
 }
 
 // ---------------------------------------------------------------------------------------------

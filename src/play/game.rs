@@ -247,7 +247,7 @@ impl fmt::Display for Termination {
 }
 
 /// Settings of the referee.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GameSettings {
     pub limits: MoveLimits,
     /// Plies played by the engines (after the opening) before the game is drawn.
@@ -422,7 +422,8 @@ impl Board for OpeningBoard<'_> {
     }
 }
 
-/// Plays one game from `start`; `players[0]` is red.
+/// Plays one game from `start` between A and B (`players` and `seats` in that order); A plays
+/// red when `a_is_red`.
 pub fn play_game(
     index: usize,
     players: [&mut dyn Player; 2],
@@ -431,6 +432,12 @@ pub fn play_game(
     start: GameStart,
     settings: &GameSettings,
 ) -> GameRecord {
+    let ([a, b], [seat_a, seat_b]) = (players, seats);
+    let (players, seats): ([&mut dyn Player; 2], _) = if a_is_red {
+        ([a, b], [seat_a, seat_b])
+    } else {
+        ([b, a], [seat_b, seat_a])
+    };
     match start {
         GameStart::Opening(opening) => referee(
             index,

@@ -73,6 +73,23 @@ pub struct MatchConfig {
     pub stop: Option<Arc<AtomicBool>>,
 }
 
+impl MatchConfig {
+    /// The referee's settings for every game of the match.
+    pub fn game_settings(&self) -> game::GameSettings {
+        game::GameSettings {
+            limits: game::MoveLimits {
+                nodes: self.nodes,
+                depth: self.depth,
+                tc: self.tc,
+                movetime_ms: self.movetime_ms,
+            },
+            max_plies: self.max_plies,
+            adjudication: self.adjudication,
+            time_margin_ms: self.time_margin_ms,
+        }
+    }
+}
+
 impl Default for MatchConfig {
     fn default() -> Self {
         MatchConfig {

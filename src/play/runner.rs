@@ -8,9 +8,7 @@
 //! which it stops is the same in every run; games already started past that point are dropped.
 
 use super::external::{ExternalConfig, ExternalPlayer};
-use super::game::{
-    GameRecord, GameSettings, GameStart, InProcessPlayer, MoveLimits, Player, Seat, play_game,
-};
+use super::game::{GameRecord, GameStart, InProcessPlayer, Player, Seat, play_game};
 use super::jieqi::deal_seed;
 use super::openings::{Opening, default_openings};
 use super::stats::{MatchResult, SprtStatus, SprtVerdict};
@@ -133,7 +131,10 @@ pub fn tally(games: &[GameRecord]) -> MatchResult {
     r
 }
 
-struct Shared {
+/// The games of a match as they finish, in any order: the live counts, and the SPRT on the
+/// longest prefix of finished pairs (so the pair at which it stops is the same in every run,
+/// whatever finished first). One book serves the local runner and the MPI executor.
+pub(crate) struct Book {
     records: Vec<Option<GameRecord>>,
     finished: usize,
     live: MatchResult,
@@ -141,6 +142,110 @@ struct Shared {
     prefix: MatchResult,
     sprt: Option<SprtStatus>,
     decided_pairs: Option<usize>,
+}
+
+impl Book {
+    pub(crate) fn new(total: usize) -> Book {
+        Book {
+            records: vec![None; total],
+            finished: 0,
+            live: MatchResult::default(),
+            prefix_pairs: 0,
+            prefix: MatchResult::default(),
+            sprt: None,
+            decided_pairs: None,
+        }
+    }
+
+    /// Enters game `g`, advances the SPRT over the prefix of finished pairs, and reports the
+    /// game to `progress`. Returns true once the SPRT has decided.
+    pub(crate) fn add(
+        &mut self,
+        g: usize,
+        rec: GameRecord,
+        cfg: &MatchConfig,
+        progress: &(dyn Fn(&MatchProgress) + Sync),
+    ) -> bool {
+        let total = self.records.len();
+        let score = rec.score_a();
+        self.live.add_game(score);
+        let partner = g ^ 1;
+        if partner < total
+            && let Some(other) = &self.records[partner]
+        {
+            self.live.add_pair(score + other.score_a());
+        }
+        self.records[g] = Some(rec);
+        self.finished += 1;
+        while self.decided_pairs.is_none() {
+            let p = self.prefix_pairs;
+            if 2 * p + 1 >= total {
+                break;
+            }
+            let (s0, s1) = match (&self.records[2 * p], &self.records[2 * p + 1]) {
+                (Some(x), Some(y)) => (x.score_a(), y.score_a()),
+                _ => break,
+            };
+            self.prefix.add_game(s0);
+            self.prefix.add_game(s1);
+            self.prefix.add_pair(s0 + s1);
+            self.prefix_pairs += 1;
+            if let Some(c) = &cfg.sprt {
+                let st = c.status(&self.prefix);
+                self.sprt = Some(st);
+                if st.verdict != SprtVerdict::Continue {
+                    self.decided_pairs = Some(self.prefix_pairs);
+                }
+            }
+        }
+        if let Some(game) = &self.records[g] {
+            progress(&MatchProgress {
+                game,
+                finished: self.finished,
+                total,
+                live: self.live,
+                sprt: self.sprt,
+            });
+        }
+        self.decided_pairs.is_some()
+    }
+
+    /// The report: the games up to the pair where the SPRT decided (games started past it are
+    /// dropped), else every finished game.
+    pub(crate) fn report(self, cfg: &MatchConfig, started: Instant) -> MatchReport {
+        let total = self.records.len();
+        let games: Vec<GameRecord> = match self.decided_pairs {
+            Some(k) => self.records.into_iter().take(2 * k).flatten().collect(),
+            None => self.records.into_iter().flatten().collect(),
+        };
+        let result = tally(&games);
+        let sprt = cfg.sprt.map(|c| c.status(&result));
+        MatchReport {
+            stopped_early: games.len() < total,
+            result,
+            games,
+            sprt,
+            games_planned: total,
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+/// Checks a match's configuration and returns its opening suite.
+pub(crate) fn match_openings(cfg: &MatchConfig) -> Result<Arc<Vec<Opening>>, MatchError> {
+    if cfg.nodes.is_none() && cfg.depth.is_none() && cfg.tc.is_none() && cfg.movetime_ms.is_none() {
+        return Err(MatchError::Config(
+            "no limit per move: give nodes, depth, a time control or a move time".into(),
+        ));
+    }
+    if let Some(s) = &cfg.sprt {
+        s.validate().map_err(MatchError::Config)?;
+    }
+    match &cfg.openings {
+        Some(o) if !o.is_empty() => Ok(o.clone()),
+        Some(_) => Err(MatchError::Config("the opening suite is empty".into())),
+        None => Ok(Arc::new(default_openings())),
+    }
 }
 
 /// The opening order for a seed: the suite shuffled with ChaCha8 (reproducible everywhere).
@@ -158,19 +263,7 @@ pub fn run_match_with_progress(
     progress: &(dyn Fn(&MatchProgress) + Sync),
 ) -> Result<MatchReport, MatchError> {
     let jieqi = cfg.variant == Variant::Jieqi;
-    if cfg.nodes.is_none() && cfg.depth.is_none() && cfg.tc.is_none() && cfg.movetime_ms.is_none() {
-        return Err(MatchError::Config(
-            "no limit per move: give nodes, depth, a time control or a move time".into(),
-        ));
-    }
-    if let Some(s) = &cfg.sprt {
-        s.validate().map_err(MatchError::Config)?;
-    }
-    let openings: Arc<Vec<Opening>> = match &cfg.openings {
-        Some(o) if !o.is_empty() => o.clone(),
-        Some(_) => return Err(MatchError::Config("the opening suite is empty".into())),
-        None => Arc::new(default_openings()),
-    };
+    let openings = match_openings(cfg)?;
     let order = opening_order(openings.len(), cfg.seed);
     let total = cfg.games;
     let threads = match cfg.concurrency {
@@ -178,29 +271,11 @@ pub fn run_match_with_progress(
         n => n,
     }
     .clamp(1, total.max(1));
-    let settings = GameSettings {
-        limits: MoveLimits {
-            nodes: cfg.nodes,
-            depth: cfg.depth,
-            tc: cfg.tc,
-            movetime_ms: cfg.movetime_ms,
-        },
-        max_plies: cfg.max_plies,
-        adjudication: cfg.adjudication,
-        time_margin_ms: cfg.time_margin_ms,
-    };
+    let settings = cfg.game_settings();
     let started = Instant::now();
     let next = AtomicUsize::new(0);
     let halt = AtomicBool::new(false);
-    let shared = Mutex::new(Shared {
-        records: vec![None; total],
-        finished: 0,
-        live: MatchResult::default(),
-        prefix_pairs: 0,
-        prefix: MatchResult::default(),
-        sprt: None,
-        decided_pairs: None,
-    });
+    let shared = Mutex::new(Book::new(total));
     let (seat_a, seat_b) = (a.seat(), b.seat());
     let user_stop = cfg.stop.clone();
     let stopped = || {
@@ -234,58 +309,20 @@ pub fn run_match_with_progress(
                 GameStart::Opening(&openings[order[pair % order.len()]])
             };
             // A plays red in the first game of a pair, black in the second.
-            let (players, seats): ([&mut dyn Player; 2], _) = if a_is_red {
-                ([&mut *pa, &mut *pb], [&seat_a, &seat_b])
-            } else {
-                ([&mut *pb, &mut *pa], [&seat_b, &seat_a])
-            };
-            let rec = play_game(g, players, seats, a_is_red, start, &settings);
-            let mut sh = match shared.lock() {
+            let rec = play_game(
+                g,
+                [&mut *pa, &mut *pb],
+                [&seat_a, &seat_b],
+                a_is_red,
+                start,
+                &settings,
+            );
+            let mut book = match shared.lock() {
                 Ok(s) => s,
                 Err(p) => p.into_inner(),
             };
-            let score = rec.score_a();
-            sh.live.add_game(score);
-            let partner = g ^ 1;
-            if partner < total
-                && let Some(other) = &sh.records[partner]
-            {
-                let t = other.score_a();
-                sh.live.add_pair(score + t);
-            }
-            sh.records[g] = Some(rec);
-            sh.finished += 1;
-            // Advance the prefix of finished pairs and run the SPRT on each new length.
-            while sh.decided_pairs.is_none() {
-                let p = sh.prefix_pairs;
-                if 2 * p + 1 >= total {
-                    break;
-                }
-                let (s0, s1) = match (&sh.records[2 * p], &sh.records[2 * p + 1]) {
-                    (Some(x), Some(y)) => (x.score_a(), y.score_a()),
-                    _ => break,
-                };
-                sh.prefix.add_game(s0);
-                sh.prefix.add_game(s1);
-                sh.prefix.add_pair(s0 + s1);
-                sh.prefix_pairs += 1;
-                if let Some(c) = &cfg.sprt {
-                    let st = c.status(&sh.prefix);
-                    sh.sprt = Some(st);
-                    if st.verdict != SprtVerdict::Continue {
-                        sh.decided_pairs = Some(sh.prefix_pairs);
-                        halt.store(true, Ordering::Relaxed);
-                    }
-                }
-            }
-            if let Some(game) = &sh.records[g] {
-                progress(&MatchProgress {
-                    game,
-                    finished: sh.finished,
-                    total,
-                    live: sh.live,
-                    sprt: sh.sprt,
-                });
+            if book.add(g, rec, cfg, progress) {
+                halt.store(true, Ordering::Relaxed);
             }
         }
     };
@@ -307,22 +344,9 @@ pub fn run_match_with_progress(
         });
     }
 
-    let sh = match shared.into_inner() {
+    let book = match shared.into_inner() {
         Ok(s) => s,
         Err(p) => p.into_inner(),
     };
-    let games: Vec<GameRecord> = match sh.decided_pairs {
-        Some(k) => sh.records.into_iter().take(2 * k).flatten().collect(),
-        None => sh.records.into_iter().flatten().collect(),
-    };
-    let result = tally(&games);
-    let sprt = cfg.sprt.map(|c| c.status(&result));
-    Ok(MatchReport {
-        stopped_early: games.len() < total,
-        result,
-        games,
-        sprt,
-        games_planned: total,
-        elapsed: started.elapsed(),
-    })
+    Ok(book.report(cfg, started))
 }
