@@ -4,9 +4,11 @@
 //! The search runs in its own thread so that `stop`, `isready` and `quit` are answered while it
 //! thinks. That thread lives as long as the engine: a thread started per `go` frees its stack
 //! when it ends and faults it in again on the next search, which a match runner at a few
-//! thousand nodes per move pays on every move. A malformed or unknown line is answered with `info string error: ...` and the engine
-//! keeps going; a `position` command with a bad FEN or an illegal move leaves the previous
-//! position in place.
+//! thousand nodes per move pays on every move.
+//!
+//! A malformed or unknown line is answered with `info string error: ...` and the engine keeps
+//! going; a `position` command with a bad FEN or an illegal move leaves the previous position
+//! in place.
 
 use crate::core::{Move, Position, Variant};
 use crate::eval::EvalParams;
@@ -229,25 +231,25 @@ impl SearchWorker {
     /// Starts `job` once the previous one is done; the thread is started by the first job.
     fn run(&mut self, job: Job) -> Result<(), String> {
         self.wait();
-        if self.channel.is_none() {
-            let (jobs_in, jobs) = mpsc::channel::<Job>();
-            let (done, done_out) = mpsc::channel();
-            let thread = std::thread::Builder::new()
-                .name("search".into())
-                .spawn(move || {
-                    for job in jobs {
-                        job();
-                        if done.send(()).is_err() {
-                            break;
+        let jobs = match &self.channel {
+            Some((jobs, _)) => jobs,
+            None => {
+                let (jobs_in, jobs) = mpsc::channel::<Job>();
+                let (done, done_out) = mpsc::channel();
+                let thread = std::thread::Builder::new()
+                    .name("search".into())
+                    .spawn(move || {
+                        for job in jobs {
+                            job();
+                            if done.send(()).is_err() {
+                                break;
+                            }
                         }
-                    }
-                })
-                .map_err(|e| format!("cannot start the search thread: {e}"))?;
-            self.channel = Some((jobs_in, done_out));
-            self.thread = Some(thread);
-        }
-        let Some((jobs, _)) = &self.channel else {
-            unreachable!("the channel was opened above")
+                    })
+                    .map_err(|e| format!("cannot start the search thread: {e}"))?;
+                self.thread = Some(thread);
+                &self.channel.insert((jobs_in, done_out)).0
+            }
         };
         jobs.send(job)
             .map_err(|_| "the search thread has ended".to_string())?;

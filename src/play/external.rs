@@ -167,11 +167,6 @@ pub fn shutdown_idle() {
     drop(idle);
 }
 
-/// How many engine processes wait in the idle pool.
-pub fn idle_count() -> usize {
-    idle_pool().len()
-}
-
 /// A UCI/UCCI engine process used as a [`Player`]; started lazily, restarted after a failure.
 pub struct ExternalPlayer {
     config: ExternalConfig,
