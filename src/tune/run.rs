@@ -7,9 +7,7 @@ use super::engine::{EngineArgs, EngineSettings};
 use super::space::{ParamSet, SpaceKind};
 use crate::play::game::GameRecord;
 use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
-use crate::play::{
-    Engine, MatchConfig, MatchReport, MatchResult, TimeControl, run_match_with_progress,
-};
+use crate::play::{Engine, MatchConfig, MatchResult, TimeControl};
 use crate::util::{self, mix};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
@@ -353,21 +351,6 @@ pub fn play_pairs_games(
         games.extend(g);
     }
     (result, games)
-}
-
-/// One match through the runner. Its only errors are configurations a run never builds (no
-/// limit per move, an empty opening suite, Jieqi): the limits are checked when the run is
-/// created, so this panics, as `play::run_match` does, only on a bug.
-pub fn play(a: &Engine, b: &Engine, cfg: &MatchConfig) -> MatchResult {
-    play_report(a, b, cfg).result
-}
-
-/// [`play`] with the games.
-fn play_report(a: &Engine, b: &Engine, cfg: &MatchConfig) -> MatchReport {
-    match run_match_with_progress(a, b, cfg, &|_| {}) {
-        Ok(r) => r,
-        Err(e) => panic!("tuning match: {e}"),
-    }
 }
 
 /// The closing match's outcome, as written to `verification.json`.
