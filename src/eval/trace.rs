@@ -131,28 +131,51 @@ impl CoeffTracer {
         Trace {
             coeffs,
             constant: 0.0,
+            ..Trace::default()
         }
     }
 }
 
-/// The evaluation as a linear form in the parameters, from red's point of view:
-/// `evaluate_red(pos) == round(constant + sum(coeff * params[index]))` (rounding halves away
-/// from zero, as `f64::round`). The Texel tuner reads it instead of re-running the evaluation.
+/// The evaluation as a function of the parameters, from red's point of view: a linear form
+/// plus the non-linear king danger,
+/// `evaluate_red(pos) == round(constant + Σ coeff·θ[index] + danger_scale·(q(D_red) − q(D_black)))`
+/// with `D_side = Σ a·θ[index]` over `danger[side]` and `q(x) = max(x, 0)²` (rounding halves
+/// away from zero, as `f64::round`). The Texel tuner reads it instead of re-running the
+/// evaluation.
 #[derive(Clone, Debug, Default)]
 pub struct Trace {
     pub coeffs: Vec<(u32, f32)>,
     pub constant: f32,
+    /// The attack weight of each side on the enemy king (0 red, 1 black) as a linear form.
+    pub danger: [Vec<(u32, f32)>; 2],
+    /// What one unit of `q(D)` is worth in the evaluation (phase weight included).
+    pub danger_scale: f64,
+}
+
+/// The king-danger curve: nothing below zero, the square above.
+#[inline]
+pub fn danger_q(x: f64) -> f64 {
+    let x = x.max(0.0);
+    x * x
+}
+
+/// The slope of [`danger_q`].
+#[inline]
+pub fn danger_dq(x: f64) -> f64 {
+    2.0 * x.max(0.0)
 }
 
 impl Trace {
-    /// `constant + sum(coeff * params[index])` before rounding, in f64.
+    /// The evaluation before rounding, in f64, at integer parameters.
     pub fn dot(&self, params: &[i32]) -> f64 {
-        self.constant as f64
-            + self
-                .coeffs
-                .iter()
+        let lin = |v: &[(u32, f32)]| {
+            v.iter()
                 .map(|&(i, c)| c as f64 * params[i as usize] as f64)
                 .sum::<f64>()
+        };
+        self.constant as f64
+            + lin(&self.coeffs)
+            + self.danger_scale * (danger_q(lin(&self.danger[0])) - danger_q(lin(&self.danger[1])))
     }
 }
 

@@ -4,6 +4,8 @@
 //!
 //! - `FEN | 1-0 | id` (what `xqtune import` writes) and `FEN | 1-0` (`0-1`, `1/2-1/2` too),
 //!   also `FEN ; result`;
+//! - `FEN | score | wdl` (what `xqtune datagen` writes; bullet's text format): the search score
+//!   in centipawns and the result (`1.0`, `0.5`, `0.0`), both from red's view;
 //! - `FEN [1.0]` / `[0.5]` / `[0.0]` (red's score; any value in 0..1 is accepted);
 //! - EPD with an opcode, `FEN c9 "1-0";` (texel-tuner / Ethereal style);
 //! - blank lines and lines starting with `#` are skipped; gzip is detected by its magic bytes.
@@ -35,6 +37,8 @@ pub struct Labelled {
     pub fen: String,
     /// Red's result: 1.0 win, 0.5 draw, 0.0 loss.
     pub result: f32,
+    /// The search score recorded at datagen time, centipawns from red's view (for `--lambda`).
+    pub score: Option<i32>,
     /// 1-based line number in the file.
     pub line: usize,
 }
@@ -49,8 +53,24 @@ fn parse_result(t: &str) -> Option<f32> {
     }
 }
 
-/// Splits one line into (FEN text, red's result). `Ok(None)` for blank and comment lines.
-pub fn parse_line(line: &str) -> Result<Option<(String, f32)>, String> {
+/// One parsed line: the FEN text, red's result and, when the line has one, red's search score.
+pub type Row = (String, f32, Option<i32>);
+
+/// Splits one line into (FEN text, red's result, red's score). `Ok(None)` for blank and comment
+/// lines.
+pub fn parse_line(line: &str) -> Result<Option<Row>, String> {
+    let fields: Vec<&str> = line.trim().split('|').collect();
+    if let [fen, score, wdl] = fields[..]
+        && let Ok(score) = score.trim().parse::<i32>()
+        && let Some(r) = parse_result(wdl)
+    {
+        return Ok(Some((fen.trim().to_string(), r, Some(score))));
+    }
+    Ok(parse_result_line(line)?.map(|(f, r)| (f, r, None)))
+}
+
+/// The formats with a result and no score.
+fn parse_result_line(line: &str) -> Result<Option<(String, f32)>, String> {
     let l = line.trim();
     if l.is_empty() || l.starts_with('#') {
         return Ok(None);
@@ -136,9 +156,10 @@ pub fn read_labelled(path: &Path) -> Result<Vec<Labelled>, DatasetError> {
             msg: format!("line {}: {e}", i + 1),
         })?;
         match parse_line(&line) {
-            Ok(Some((fen, result))) => out.push(Labelled {
+            Ok(Some((fen, result, score))) => out.push(Labelled {
                 fen,
                 result,
+                score,
                 line: i + 1,
             }),
             Ok(None) => {}
@@ -169,26 +190,26 @@ mod tests {
         let f = START_FEN;
         assert_eq!(
             parse_line(&format!("{f} | 1-0")).unwrap(),
-            Some((f.to_string(), 1.0))
+            Some((f.to_string(), 1.0, None))
         );
         assert_eq!(
             parse_line(&format!("{f} ; 0-1")).unwrap(),
-            Some((f.to_string(), 0.0))
+            Some((f.to_string(), 0.0, None))
         );
         assert_eq!(
             parse_line(&format!("{f} | 1/2-1/2")).unwrap(),
-            Some((f.to_string(), 0.5))
+            Some((f.to_string(), 0.5, None))
         );
         assert_eq!(
             parse_line(&format!("{f} [0.5]")).unwrap(),
-            Some((f.to_string(), 0.5))
+            Some((f.to_string(), 0.5, None))
         );
         assert_eq!(
             parse_line(&format!("{f} [1.0]")).unwrap(),
-            Some((f.to_string(), 1.0))
+            Some((f.to_string(), 1.0, None))
         );
         let epd = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - -";
-        let (fen, r) = parse_line(&format!("{epd} c9 \"0-1\";")).unwrap().unwrap();
+        let (fen, r, _) = parse_line(&format!("{epd} c9 \"0-1\";")).unwrap().unwrap();
         assert_eq!((fen.as_str(), r), (epd, 0.0));
         assert!(parse_fen(&fen).is_ok());
         assert_eq!(parse_line("   ").unwrap(), None);
@@ -203,8 +224,18 @@ mod tests {
         // The import format: `FEN | result | source id`.
         assert_eq!(
             parse_line(&format!("{f} | 0-1 | games.pgn.gz#1:16")).unwrap(),
-            Some((f.to_string(), 0.0))
+            Some((f.to_string(), 0.0, None))
         );
+        // datagen's format (bullet's text format): `FEN | score | wdl`, red's view.
+        assert_eq!(
+            parse_line(&format!("{f} | -35 | 1.0")).unwrap(),
+            Some((f.to_string(), 1.0, Some(-35)))
+        );
+        assert_eq!(
+            parse_line(&format!("{f} | 12 | 0.5")).unwrap(),
+            Some((f.to_string(), 0.5, Some(12)))
+        );
+        assert!(parse_line(&format!("{f} | 12 | 2.0")).is_err());
         assert!(
             parse_line(&format!("{f} | x | games.pgn.gz#1:16"))
                 .unwrap_err()

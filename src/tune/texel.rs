@@ -321,7 +321,7 @@ impl TexelData {
                 path: path.display().to_string(),
                 msg: format!("line {}: {e}", i + 1),
             })?;
-            let (fen, result) = match dataset::parse_line(&line) {
+            let (fen, result, score) = match dataset::parse_line(&line) {
                 Ok(Some(x)) => x,
                 Ok(None) => continue,
                 Err(msg) => {
@@ -344,6 +344,7 @@ impl TexelData {
                 pending.push(dataset::Labelled {
                     fen,
                     result,
+                    score,
                     line: i + 1,
                 });
             }
