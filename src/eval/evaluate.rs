@@ -3,7 +3,8 @@
 //! Everything is computed from red's point of view as a sum of `count * parameter` terms (so
 //! the trace is exact), blended by phase once at the end. Terms, in the order of the file:
 //! material and position tables (one lookup per piece in a combined table), tempo, mobility,
-//! king safety (attackers on the enemy palace, missing defenders against the pieces they stop),
+//! king safety (attackers on the enemy palace, missing defenders against the pieces they stop,
+//! and a king danger that squares the summed attack weight),
 //! cannon lines on the enemy king, rook files, connected crossed pawns, hanging and threatened
 //! pieces, and piece coordination. The ideas are the classic ones of Xiangqi programs
 //! (ElephantEye's `evaluate.cpp` "advisor shape" and "stringhold" terms, Pikafish-HCE); the
@@ -11,7 +12,7 @@
 
 use super::layout::{KING_ATTACKER_SLOTS, OFFSET, id, pst_flat};
 use super::params::EvalParams;
-use super::score::{PHASE_CANNON, PHASE_HORSE, PHASE_MAX, PHASE_ROOK, S};
+use super::score::{PHASE_CANNON, PHASE_HORSE, PHASE_MAX, PHASE_ROOK, S, blend, danger_q};
 use super::tables::{NO_SLOT, PST_SLOT};
 use super::trace::Tracer;
 use crate::core::attacks::*;
@@ -25,6 +26,8 @@ struct SideInfo {
     pawn_attacks: Bitboard,
     /// Squares attacked by horses and cannons.
     minor_attacks: Bitboard,
+    /// The king-danger attack weight on the enemy king.
+    danger: i64,
 }
 
 /// The tapered pair at flat index `off` added `n` times (red-relative `n`).
@@ -105,17 +108,22 @@ pub(crate) fn psq_red<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut T) -> S
 /// The rest of [`eval_red`] after [`psq_red`]: every other term, then the phase blend.
 #[inline(always)]
 pub(crate) fn finish_red<T: Tracer>(pos: &Position, p: &EvalParams, mut acc: S, t: &mut T) -> i32 {
-    shared_terms(pos, p, &mut acc, t);
+    let danger = shared_terms(pos, p, &mut acc, t);
     let ph = phase(pos);
     t.phase(ph);
-    acc.taper(ph)
+    blend(acc.0 as i64, acc.1 as i64, ph, 1, danger)
 }
 
 /// Every term after material and position tables: tempo, mobility, king safety, lines, files,
 /// pawns, threats and coordination. Shared by the Jieqi evaluation (dark pieces count as the
-/// kind they move as).
+/// kind they move as). Returns the king danger `q(D_red) − q(D_black)`, for the final blend.
 #[inline(always)]
-pub(crate) fn shared_terms<T: Tracer>(pos: &Position, p: &EvalParams, acc: &mut S, t: &mut T) {
+pub(crate) fn shared_terms<T: Tracer>(
+    pos: &Position,
+    p: &EvalParams,
+    acc: &mut S,
+    t: &mut T,
+) -> i64 {
     let occ = pos.occupied();
     let occ_rot = pos.occ_rot();
     // Tempo: a plain value for the side to move.
@@ -151,6 +159,7 @@ pub(crate) fn shared_terms<T: Tracer>(pos: &Position, p: &EvalParams, acc: &mut 
         let n = (own & !king & ours.attacks).count_ones() as i32;
         term(acc, t, p, OFFSET[id::DEFENDED], n * sign);
     }
+    danger_q(info[0].danger) - danger_q(info[1].danger)
 }
 
 /// The terms of one side that need only its own attacks; returns its attack maps.
@@ -195,6 +204,7 @@ fn side_terms<T: Tracer>(
     }
     term(acc, t, p, OFFSET[id::MOB_ROOK], mob * sign);
     term(acc, t, p, OFFSET[id::KING_ROOK], hits * sign);
+    let rook_hits = hits;
     term(acc, t, p, OFFSET[id::ROOK_OPEN], open * sign);
     term(acc, t, p, OFFSET[id::ROOK_SEMI_OPEN], semi * sign);
     term(acc, t, p, OFFSET[id::ROOKS_CONNECTED], connected * sign);
@@ -211,6 +221,7 @@ fn side_terms<T: Tracer>(
     }
     term(acc, t, p, OFFSET[id::MOB_HORSE], mob * sign);
     term(acc, t, p, OFFSET[id::KING_HORSE], hits * sign);
+    let horse_hits = hits;
 
     // Cannons: quiet moves plus captures; lines on the enemy king.
     let cannons = pos.pieces_of(us, PieceType::Cannon);
@@ -231,6 +242,7 @@ fn side_terms<T: Tracer>(
     }
     term(acc, t, p, OFFSET[id::MOB_CANNON], mob * sign);
     term(acc, t, p, OFFSET[id::KING_CANNON], hits * sign);
+    let cannon_hits = hits;
     for (i, &n) in line.iter().enumerate() {
         if n != 0 {
             term(acc, t, p, OFFSET[id::CANNON_KING_LINE] + 2 * i, n * sign);
@@ -246,6 +258,7 @@ fn side_terms<T: Tracer>(
         palace_pressure(a & palace, &mut hits, &mut attackers);
     }
     term(acc, t, p, OFFSET[id::KING_PAWN], hits * sign);
+    let pawn_hits = hits;
     let crossed = own_pawns & HALF[them.index()];
     let beside = ((crossed << 1) & !FILE_MASK[0]) | ((crossed >> 1) & !FILE_MASK[8]);
     let n = (crossed & beside).count_ones() as i32;
@@ -284,6 +297,24 @@ fn side_terms<T: Tracer>(
         OFFSET[id::MISSING_ELEPHANT],
         missing_ele * their_cannons * sign,
     );
+
+    // King danger: the palace hits weighed into one attack weight, which the final blend
+    // squares (Ethereal's safety term), so that attacks by several pieces count for more than
+    // the sum of their parts.
+    let side = us.index();
+    let mut danger = 0i64;
+    for (id, n) in [
+        (id::DANGER_BASE, 1),
+        (id::DANGER_ROOK, rook_hits),
+        (id::DANGER_HORSE, horse_hits),
+        (id::DANGER_CANNON, cannon_hits),
+        (id::DANGER_PAWN, pawn_hits),
+    ] {
+        let off = OFFSET[id];
+        danger += p.values[off] as i64 * n as i64;
+        t.add_danger(side, off, n);
+    }
+    info.danger = danger;
 
     // Coordination.
     let n = (horses != 0 && cannons != 0) as i32;

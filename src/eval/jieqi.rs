@@ -31,7 +31,7 @@
 use super::evaluate::{phase, shared_terms};
 use super::layout::{JOFFSET, NFLAT, jflat, jid, jieqi_table_flat};
 use super::params::EvalParams;
-use super::score::{DARK_SCALE, PHASE_MAX, S};
+use super::score::{DARK_SCALE, S, blend};
 use super::tables::{DARK_SLOT, NO_SLOT};
 use super::trace::Tracer;
 use crate::core::attacks::Squares;
@@ -84,16 +84,6 @@ pub fn dark_piece_value(pos: &Position, params: &EvalParams, color: Color) -> (f
         eg += m * params.jieqi.values[off + 1] as i64;
     }
     (mg as f64 / DARK_SCALE as f64, eg as f64 / DARK_SCALE as f64)
-}
-
-/// `n / d` rounded to nearest, halves away from zero (`d > 0`), as `f64::round` does.
-#[inline(always)]
-fn round_div(n: i64, d: i64) -> i64 {
-    if n >= 0 {
-        (2 * n + d) / (2 * d)
-    } else {
-        -((-2 * n + d) / (2 * d))
-    }
 }
 
 /// The Jieqi evaluation from red's point of view, in centipawns.
@@ -153,15 +143,13 @@ pub(crate) fn eval_red_jieqi<T: Tracer>(pos: &Position, p: &EvalParams, t: &mut 
         }
     }
 
-    shared_terms(pos, p, &mut acc, t);
+    let danger = shared_terms(pos, p, &mut acc, t);
 
     let ph = phase(pos);
     t.phase(ph);
     let mg = acc.0 as i64 * DARK_SCALE + mg;
     let eg = acc.1 as i64 * DARK_SCALE + eg;
-    let ph64 = ph as i64;
-    let max = PHASE_MAX as i64;
-    round_div(mg * ph64 + eg * (max - ph64), max * DARK_SCALE) as i32
+    blend(mg, eg, ph, DARK_SCALE, danger)
 }
 
 #[cfg(test)]

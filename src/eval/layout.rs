@@ -82,7 +82,7 @@ pub const KING_ATTACKER_SLOTS: usize = 6;
 pub const KING_LINE_SLOTS: usize = 3;
 
 /// The schema: every term of the Xiangqi evaluation, in file and flat order.
-pub const TERMS: [TermDef; 39] = [
+pub const TERMS: [TermDef; 44] = [
     t("tempo", Shape::Plain, "bonus for the side to move"),
     t("material.advisor", Shape::Tapered, "piece value"),
     t("material.elephant", Shape::Tapered, "piece value"),
@@ -162,6 +162,32 @@ pub const TERMS: [TermDef; 39] = [
         "king.missing_elephant_vs_cannon",
         Shape::Tapered,
         "per missing own elephant times enemy cannons",
+    ),
+    t(
+        "king.danger.base",
+        Shape::Plain,
+        "king danger: the constant part of the attack weight D (negative: a threshold); the \
+         middlegame score grows with max(D, 0)^2 / 256",
+    ),
+    t(
+        "king.danger.rook",
+        Shape::Plain,
+        "king danger: attack weight per enemy palace square a rook hits",
+    ),
+    t(
+        "king.danger.horse",
+        Shape::Plain,
+        "king danger: attack weight per enemy palace square a horse hits",
+    ),
+    t(
+        "king.danger.cannon",
+        Shape::Plain,
+        "king danger: attack weight per enemy palace piece a cannon hits",
+    ),
+    t(
+        "king.danger.pawn",
+        Shape::Plain,
+        "king danger: attack weight per enemy palace square a pawn hits",
     ),
     t(
         "cannon.king_line",
@@ -309,6 +335,11 @@ pub mod id {
     pub const KING_PAWN: usize = term_id(&TERMS, "king.pawn_attack");
     pub const MISSING_ADVISOR: usize = term_id(&TERMS, "king.missing_advisor_vs_horse");
     pub const MISSING_ELEPHANT: usize = term_id(&TERMS, "king.missing_elephant_vs_cannon");
+    pub const DANGER_BASE: usize = term_id(&TERMS, "king.danger.base");
+    pub const DANGER_ROOK: usize = term_id(&TERMS, "king.danger.rook");
+    pub const DANGER_HORSE: usize = term_id(&TERMS, "king.danger.horse");
+    pub const DANGER_CANNON: usize = term_id(&TERMS, "king.danger.cannon");
+    pub const DANGER_PAWN: usize = term_id(&TERMS, "king.danger.pawn");
     pub const CANNON_KING_LINE: usize = term_id(&TERMS, "cannon.king_line");
     pub const ROOK_OPEN: usize = term_id(&TERMS, "rook.open_file");
     pub const ROOK_SEMI_OPEN: usize = term_id(&TERMS, "rook.semi_open_file");

@@ -213,6 +213,17 @@ pub fn run_cli(args: &EvalArgs) -> Result<()> {
                 total += side[0] + side[1];
             }
         }
+        let danger = [tr.danger_cp(0, &values), tr.danger_cp(1, &values)];
+        if danger != [0.0, 0.0] {
+            println!(
+                "{:<34} {:>8.1} {:>8.1} {:>8.1}",
+                "king.danger (non-linear)",
+                danger[0],
+                danger[1],
+                danger[0] - danger[1]
+            );
+            total += danger[0] - danger[1];
+        }
         println!("{:<34} {:>26.2}", "total", total);
         println!("{:<34} {:>26}", "phase (0 endgame .. 16 opening)", tr.phase);
     }

@@ -26,6 +26,41 @@ pub const PHASE_CANNON: i32 = 1;
 /// fractional uses the trace records are exact binary fractions: see `eval::jieqi`).
 pub const DARK_SCALE: i64 = 4096;
 
+/// The divisor of the king-danger square: a side's attack weight `D` adds `max(D, 0)² /
+/// DANGER_DIV` centipawns in the middlegame (a power of two, so the trace reproduces the
+/// rounded evaluation exactly, as for [`PHASE_MAX`]).
+pub const DANGER_DIV: i64 = 256;
+
+/// The king-danger curve on integers: nothing below zero, the square above.
+#[inline(always)]
+pub fn danger_q(d: i64) -> i64 {
+    let d = d.max(0);
+    d * d
+}
+
+/// The final blend: middlegame and endgame sums `mg`, `eg` in units of `1 / unit` (1, or
+/// `DARK_SCALE` for Jieqi's pool averages; a power of two), tapered at `phase`, plus the king
+/// danger `danger = q(D_red) − q(D_black)` weighted by the phase, all rounded once (halves away
+/// from zero, as `f64::round`, so the trace's f64 sum rounds to the same number).
+#[inline(always)]
+pub fn blend(mg: i64, eg: i64, phase: i32, unit: i64, danger: i64) -> i32 {
+    let den = unit.max(DANGER_DIV);
+    let ph = phase as i64;
+    let n =
+        (mg * ph + eg * (PHASE_MAX as i64 - ph)) * (den / unit) + ph * danger * (den / DANGER_DIV);
+    round_div(n, PHASE_MAX as i64 * den) as i32
+}
+
+/// `n / d` rounded to nearest, halves away from zero (`d > 0`), as `f64::round` does.
+#[inline(always)]
+pub fn round_div(n: i64, d: i64) -> i64 {
+    if n >= 0 {
+        (2 * n + d) / (2 * d)
+    } else {
+        -((-2 * n + d) / (2 * d))
+    }
+}
+
 impl S {
     pub const ZERO: S = S(0, 0);
 

@@ -96,12 +96,21 @@ fn trace_dot_params_equals_evaluation() {
         let values = params.to_vec();
         for pos in &positions {
             let (tr, red) = checked_trace(pos, params, &values);
-            // f32 accumulation, as a tuner might do it, agrees too.
+            // f32 accumulation of the linear part, as a tuner might do it, agrees too.
+            let danger = |side: usize| {
+                crate::eval::trace::danger_q(
+                    tr.danger[side]
+                        .iter()
+                        .map(|&(i, a)| a as f64 * values[i as usize] as f64)
+                        .sum(),
+                )
+            };
             let dot32: f32 = tr.constant
                 + tr.coeffs
                     .iter()
                     .map(|&(i, c)| c * values[i as usize] as f32)
-                    .sum::<f32>();
+                    .sum::<f32>()
+                + (tr.danger_scale * (danger(0) - danger(1))) as f32;
             assert_eq!(
                 dot32.round() as i32,
                 red,
@@ -492,4 +501,41 @@ fn terms_fire_where_they_should() {
     let attack = "4k4/9/3R5/9/9/9/9/9/9/3K5 w - - 0 1";
     assert_eq!(count(attack, id::KING_ROOK, 0), 4);
     assert_eq!(count(attack, id::KING_ATTACKERS, 1), 1);
+}
+
+#[test]
+fn king_danger_grows_with_the_square_of_the_attack_weight() {
+    // Red's rook, horse and cannon all bear on black's palace; black attacks nothing.
+    let pos = Position::from_fen("4k4/4a4/9/2N6/9/9/9/4C4/9/3RK4 b - - 0 1").expect("valid FEN");
+    let base = EvalParams::default();
+    let with = |weight: i32, floor: i32| {
+        let mut v = base.to_vec();
+        for name in ["rook", "horse", "cannon", "pawn"] {
+            v[flat_index(&base, &format!("king.danger.{name}"))] = weight;
+        }
+        v[flat_index(&base, "king.danger.base")] = floor;
+        let p = base.from_vec(&v);
+        let (tr, red) = checked_trace(&pos, &p, &v);
+        (red, tr)
+    };
+    let (e0, tr) = with(0, 0);
+    // The trace names each weight red's attack uses, and black's attack weight has none.
+    let names: Vec<String> = tr.danger[0]
+        .iter()
+        .map(|&(i, _)| base.specs()[i as usize].name.clone())
+        .collect();
+    assert!(names.iter().any(|n| n == "king.danger.rook"), "{names:?}");
+    assert!(
+        tr.danger[1]
+            .iter()
+            .all(|&(i, a)| { a == 0.0 || base.specs()[i as usize].name == "king.danger.base" })
+    );
+    assert!(tr.danger_scale > 0.0);
+    let (e1, _) = with(10, 0);
+    let (e2, _) = with(20, 0);
+    // Convex in the weight: doubling the weight more than doubles the bonus.
+    assert!(e1 > e0 && e2 - e1 > 2 * (e1 - e0) - 2, "{e0} {e1} {e2}");
+    // A threshold above the attack weight switches it off.
+    let (off, _) = with(10, -400);
+    assert_eq!(off, e0);
 }

@@ -7,7 +7,7 @@
 //! re-evaluation per step: `eval = round(sum(coeff * param))`.
 
 use super::layout::{NALL, Part, part};
-use super::score::{DARK_SCALE, PHASE_MAX};
+use super::score::{DANGER_DIV, DARK_SCALE, PHASE_MAX};
 
 /// Receives the evaluation's parameter uses.
 pub trait Tracer {
@@ -32,6 +32,20 @@ pub trait Tracer {
     }
     /// The game phase the middlegame and endgame values were blended at.
     fn phase(&mut self, phase: i32);
+    /// Plain value `index` was added `n` times to the king-danger attack weight of `side`
+    /// (0 red, 1 black): the non-linear part, outside the linear sum.
+    fn add_danger(&mut self, side: usize, index: usize, n: i32);
+}
+
+/// Adds `n` uses of `index` to a sparse linear form.
+fn add_sparse(form: &mut Vec<(u32, i32)>, index: usize, n: i32) {
+    if n == 0 {
+        return;
+    }
+    match form.iter_mut().find(|(i, _)| *i as usize == index) {
+        Some(e) => e.1 += n,
+        None => form.push((index as u32, n)),
+    }
 }
 
 /// The engine's tracer: records nothing.
@@ -49,6 +63,8 @@ impl Tracer for NoTrace {
     fn add_frac_s(&mut self, _: usize, _: i64) {}
     #[inline(always)]
     fn phase(&mut self, _: i32) {}
+    #[inline(always)]
+    fn add_danger(&mut self, _: usize, _: usize, _: i32) {}
 }
 
 /// Counts parameter uses densely; [`CoeffTracer::finish`] turns them into a sparse [`Trace`].
@@ -57,6 +73,8 @@ pub struct CoeffTracer {
     /// Fractional uses in units of `1 / DARK_SCALE` (Jieqi dark pieces' pool average).
     frac: Vec<i64>,
     phase: i32,
+    /// The king-danger attack weights' uses, per side.
+    danger: [Vec<(u32, i32)>; 2],
 }
 
 impl Default for CoeffTracer {
@@ -65,6 +83,7 @@ impl Default for CoeffTracer {
             counts: vec![0; NALL],
             frac: vec![0; NALL],
             phase: PHASE_MAX,
+            danger: [vec![], vec![]],
         }
     }
 }
@@ -81,6 +100,9 @@ impl Tracer for CoeffTracer {
     }
     fn phase(&mut self, phase: i32) {
         self.phase = phase;
+    }
+    fn add_danger(&mut self, side: usize, index: usize, n: i32) {
+        add_sparse(&mut self.danger[side], index, n);
     }
 }
 
@@ -128,10 +150,15 @@ impl CoeffTracer {
                 (c != 0.0).then_some((i as u32, c))
             })
             .collect();
+        let danger = self
+            .danger
+            .clone()
+            .map(|f| f.into_iter().map(|(i, n)| (i, n as f32)).collect());
         Trace {
             coeffs,
             constant: 0.0,
-            ..Trace::default()
+            danger,
+            danger_scale: danger_scale(self.phase),
         }
     }
 }
@@ -150,6 +177,11 @@ pub struct Trace {
     pub danger: [Vec<(u32, f32)>; 2],
     /// What one unit of `q(D)` is worth in the evaluation (phase weight included).
     pub danger_scale: f64,
+}
+
+/// What one unit of `q(D)` is worth at `phase` (see [`Trace`]).
+pub fn danger_scale(phase: i32) -> f64 {
+    phase as f64 / (PHASE_MAX as f64 * DANGER_DIV as f64)
 }
 
 /// The king-danger curve: nothing below zero, the square above.
@@ -196,6 +228,8 @@ pub struct SideTracer {
     /// Fractional uses (units of `1 / DARK_SCALE`) by side: Jieqi dark pieces' pool average.
     pub frac_by_side: [Vec<i64>; 2],
     pub phase: i32,
+    /// The king-danger attack weights' uses of each attacking side.
+    pub danger: [Vec<(u32, i32)>; 2],
 }
 
 impl Default for SideTracer {
@@ -204,11 +238,22 @@ impl Default for SideTracer {
             by_side: [vec![0; NALL], vec![0; NALL]],
             frac_by_side: [vec![0; NALL], vec![0; NALL]],
             phase: PHASE_MAX,
+            danger: [vec![], vec![]],
         }
     }
 }
 
 impl SideTracer {
+    /// The king danger `side` adds, in centipawns after the phase blend, at `values` (its own
+    /// view: positive for either side).
+    pub fn danger_cp(&self, side: usize, values: &[i32]) -> f64 {
+        let d: f64 = self.danger[side]
+            .iter()
+            .map(|&(i, n)| n as f64 * values[i as usize] as f64)
+            .sum();
+        danger_scale(self.phase) * danger_q(d)
+    }
+
     /// The uses of flat value `i` by `side` (0 red, 1 black; negative for black), fractions
     /// included.
     pub fn uses(&self, side: usize, i: usize) -> f64 {
@@ -226,5 +271,8 @@ impl Tracer for SideTracer {
     }
     fn phase(&mut self, phase: i32) {
         self.phase = phase;
+    }
+    fn add_danger(&mut self, side: usize, index: usize, n: i32) {
+        add_sparse(&mut self.danger[side], index, n);
     }
 }
