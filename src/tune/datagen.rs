@@ -214,7 +214,9 @@ pub fn play_game(index: u64, args: &DatagenArgs, eval: &Arc<EvalParams>) -> Vec<
             break;
         }
         let m = moves.as_slice()[rng.gen_range(0..moves.len())];
-        game.play(m);
+        if !game.play(m) {
+            break;
+        }
     }
     // Xiangqi: one table for both sides (as datagen always did); Jieqi: one per side.
     let sides = if args.variant == Variant::Jieqi { 2 } else { 1 };
