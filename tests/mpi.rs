@@ -197,29 +197,36 @@ fn tuners_and_datagen_give_the_same_results_on_three_ranks() {
             "{name}: best.json differs between 1 and 3 ranks"
         );
     }
-    let mut files = Vec::new();
-    for ranks in [0, 3] {
-        let out = d.join(format!("datagen{ranks}.txt"));
-        run(
-            ranks,
-            &[
-                "datagen",
-                "--games",
-                "6",
-                "--nodes",
-                "400",
-                "--seed",
-                "5",
-                "--concurrency",
-                "1",
-                "--out",
-                out.to_str().unwrap(),
-            ],
+    for variant in ["xiangqi", "jieqi"] {
+        let mut files = Vec::new();
+        for ranks in [0, 3] {
+            let out = d.join(format!("datagen-{variant}{ranks}.txt"));
+            run(
+                ranks,
+                &[
+                    "datagen",
+                    "--variant",
+                    variant,
+                    "--games",
+                    "6",
+                    "--nodes",
+                    "400",
+                    "--seed",
+                    "5",
+                    "--concurrency",
+                    "1",
+                    "--out",
+                    out.to_str().unwrap(),
+                ],
+            );
+            files.push(std::fs::read_to_string(&out).expect("datagen output"));
+        }
+        assert!(files[0].lines().count() > 10, "{variant}");
+        assert_eq!(
+            files[0], files[1],
+            "{variant} datagen differs between 1 and 3 ranks"
         );
-        files.push(std::fs::read_to_string(&out).expect("datagen output"));
     }
-    assert!(files[0].lines().count() > 10);
-    assert_eq!(files[0], files[1], "datagen differs between 1 and 3 ranks");
     let _ = std::fs::remove_dir_all(&d);
 }
 

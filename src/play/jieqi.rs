@@ -50,8 +50,9 @@ impl DealBoard {
     }
 }
 
-/// The side to move's view as a FEN, and that FEN as a position without history.
-fn told(arbiter: &Arbiter) -> (String, Position) {
+/// The side to move's view as a FEN, and that FEN as a position without history (also what
+/// `xqtune datagen --variant jieqi` searches and records).
+pub(crate) fn told(arbiter: &Arbiter) -> (String, Position) {
     let view = arbiter.view(arbiter.truth().side_to_move());
     let fen = view.to_fen();
     // A view always reads back (to_fen and from_fen round-trip); should it not, the view

@@ -9,6 +9,19 @@
 //! and the game's result, both from red's view, so the Texel tuner can blend the two
 //! (`--lambda`).
 //!
+//! Jieqi (`--variant jieqi`): every game is a seeded deal refereed by the rules core's
+//! [`Arbiter`], which holds the true identities; each side searches only its own view, read
+//! back from its FEN without history, exactly as the match referee tells engines
+//! ([`crate::play::jieqi`]), and each side has its own tables (a shared table would carry what
+//! one side learned, e.g. the identity of a piece it captured, into the other's search). A
+//! kept position is written as the side to move saw it: its Jieqi FEN with the pools and no
+//! hidden field, the only position a tuned evaluation will ever be asked to score. The quiet
+//! filter is the same in that view, with one change: a capture *by* a dark piece is a chance
+//! event (its identity is drawn at the reveal), so the quiescence search values it as the
+//! pool-weighted average of the static evaluations after each possible reveal, as the engine's
+//! own quiescence does, instead of searching one made-up identity. A capture *of* a dark piece
+//! is searched like any other (the capturer's view learns nothing more from it).
+//!
 //! Games are played in parallel (rayon) in chunks; after each chunk the lines are appended to
 //! `<out>.partial` and `<out>.progress.json` records how far it got (atomic rename), so a killed
 //! run resumes where it stopped and the final file appears only when complete (a rename). The
@@ -16,20 +29,26 @@
 
 use super::TuneError;
 use super::run::{self, io_err};
-use crate::core::{GameResult, Move, Position};
+use crate::core::{Arbiter, CaptureReveal, GameResult, Move, Position, Variant};
 use crate::eval::{EvalParams, evaluate};
+use crate::play::jieqi::{deal_seed, told};
 use crate::search::{SearchLimits, SearchParams, Searcher};
 use crate::util::{self, mix};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(clap::Args, Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DatagenArgs {
+    /// Game played: xiangqi, or jieqi (seeded deals, each side searching its own view).
+    #[arg(long, default_value = "xiangqi")]
+    #[serde(default, with = "run::variant_name")]
+    pub variant: Variant,
     /// Number of self-play games.
     #[arg(long, default_value_t = 200)]
     pub games: u64,
@@ -85,15 +104,36 @@ fn qsearch(pos: &mut Position, mut alpha: i32, beta: i32, params: &EvalParams, p
     }
     alpha = alpha.max(stand);
     for &m in pos.legal_captures().iter() {
-        pos.make_move(m);
-        let s = -qsearch(pos, -beta, -alpha, params, ply + 1);
-        pos.unmake_move();
+        let s = if pos.is_dark(m.from()) {
+            reveal_average(pos, m, params)
+        } else {
+            pos.make_move(m);
+            let s = -qsearch(pos, -beta, -alpha, params, ply + 1);
+            pos.unmake_move();
+            s
+        };
         if s >= beta {
             return beta;
         }
         alpha = alpha.max(s);
     }
     alpha
+}
+
+/// Jieqi: the capture `m` by a dark piece valued as the pool-weighted average of the static
+/// evaluations after each reveal (side to move's view; see the module doc).
+fn reveal_average(pos: &mut Position, m: Move, params: &EvalParams) -> i32 {
+    let (mut sum, mut total) = (0i64, 0i64);
+    for (r, w) in pos.reveal_outcomes(m) {
+        pos.make_move(r);
+        sum += -(evaluate(pos, params) as i64) * w as i64;
+        pos.unmake_move();
+        total += w as i64;
+    }
+    if total == 0 {
+        return 0;
+    }
+    (sum as f64 / total as f64).round() as i32
 }
 
 /// Quiet: not in check and no capture sequence changes the static evaluation.
@@ -106,23 +146,87 @@ pub fn is_quiet(pos: &Position, params: &EvalParams) -> bool {
     qsearch(&mut p, -1_000_000, 1_000_000, params, 0) == stand
 }
 
+/// A game of datagen: Xiangqi (both sides see the whole board) or a Jieqi deal refereed by the
+/// arbiter (see the module doc). One loop ([`play_game`]) plays both.
+enum Game {
+    Xiangqi(Box<Position>),
+    Jieqi(Box<Arbiter>),
+}
+
+/// Keeps the deals of datagen apart from those of a match run with the same `--seed`, so a
+/// Jieqi verification match never replays the training deals.
+const DEAL_STREAM: u64 = 0xda7a_6e11;
+
+impl Game {
+    fn new(variant: Variant, seed: u64, index: u64) -> Game {
+        match variant {
+            Variant::Xiangqi => Game::Xiangqi(Box::new(Position::startpos())),
+            Variant::Jieqi => Game::Jieqi(Box::new(Arbiter::from_seed(
+                deal_seed(mix(seed, &[DEAL_STREAM]), index as usize),
+                CaptureReveal::default(),
+            ))),
+        }
+    }
+
+    /// The full position the game is ruled on.
+    fn truth(&self) -> &Position {
+        match self {
+            Game::Xiangqi(p) => p,
+            Game::Jieqi(a) => a.truth(),
+        }
+    }
+
+    /// What the side to move searches and is recorded as: the board, or its own view as the
+    /// match referee tells it (its FEN read back, no history).
+    fn told(&self) -> Cow<'_, Position> {
+        match self {
+            Game::Xiangqi(p) => Cow::Borrowed(p),
+            Game::Jieqi(a) => Cow::Owned(told(a).1),
+        }
+    }
+
+    /// Plays `m`, a legal move of [`Game::told`] (its squares decide; the arbiter adds the
+    /// truth of a reveal). `false` if it is not legal.
+    fn play(&mut self, m: Move) -> bool {
+        match self {
+            Game::Xiangqi(p) => {
+                if !p.is_legal(m) {
+                    return false;
+                }
+                p.make_move(m);
+                true
+            }
+            Game::Jieqi(a) => a.play(m.squares()).is_ok(),
+        }
+    }
+}
+
 /// One game: its quiet positions labelled with the result.
 pub fn play_game(index: u64, args: &DatagenArgs, eval: &Arc<EvalParams>) -> Vec<String> {
     let mut rng = ChaCha8Rng::seed_from_u64(mix(args.seed, &[index]));
-    let mut pos = Position::startpos();
+    let mut game = Game::new(args.variant, args.seed, index);
     for _ in 0..args.random_plies {
-        if pos.outcome().is_some() {
+        if game.truth().outcome().is_some() {
             break;
         }
-        let moves = pos.legal_moves();
+        let moves = game.told().legal_moves();
         if moves.is_empty() {
             break;
         }
         let m = moves.as_slice()[rng.gen_range(0..moves.len())];
-        pos.make_move(m);
+        if !game.play(m) {
+            break;
+        }
     }
-    let mut searcher = Searcher::new(eval.clone(), SearchParams::default(), 16);
-    searcher.new_game();
+    // Xiangqi: one table for both sides (as datagen always did); Jieqi: one per side.
+    let sides = if args.variant == Variant::Jieqi { 2 } else { 1 };
+    let mut searchers: Vec<Searcher> = (0..sides)
+        .map(|_| {
+            let mut s = Searcher::new(eval.clone(), SearchParams::default(), 16);
+            s.new_game();
+            s
+        })
+        .collect();
     let limits = SearchLimits {
         nodes: if args.depth.is_some() {
             None
@@ -135,19 +239,24 @@ pub fn play_game(index: u64, args: &DatagenArgs, eval: &Arc<EvalParams>) -> Vec<
     let mut rows = vec![];
     let mut result = GameResult::Draw;
     for ply in 0..args.max_plies {
-        if let Some(o) = pos.outcome() {
+        if let Some(o) = game.truth().outcome() {
             result = o.result;
             break;
         }
+        let pos = game.told().into_owned();
+        let us = pos.side_to_move();
+        let searcher = &mut searchers[if sides == 2 { us.index() } else { 0 }];
         let r = searcher.search(&pos, &limits, &mut |_| {});
         if r.best_move == Move::NULL || !pos.is_legal(r.best_move) {
             break;
         }
         if ply >= args.skip_plies && !pos.is_capture(r.best_move) && is_quiet(&pos, eval) {
-            let red = r.score.clamp(-SCORE_CLAMP, SCORE_CLAMP) * pos.side_to_move().sign();
+            let red = r.score.clamp(-SCORE_CLAMP, SCORE_CLAMP) * us.sign();
             rows.push((pos.to_fen(), red));
         }
-        pos.make_move(r.best_move);
+        if !game.play(r.best_move) {
+            break;
+        }
     }
     let wdl = match result {
         GameResult::RedWins => "1.0",
@@ -320,14 +429,26 @@ fn write_readme_entry(
         Some(d) => format!("--depth {d}"),
         None => format!("--nodes {}", args.nodes),
     };
+    let (variant_flag, game_text, view_text) = match args.variant {
+        Variant::Xiangqi => (String::new(), "self-play games", ""),
+        Variant::Jieqi => (
+            " --variant jieqi".to_string(),
+            "Jieqi self-play games, each from its own seeded deal, both sides searching only their \
+             own view (the arbiter holds the hidden identities)",
+            " Each position is written as the side to move saw it: its Jieqi FEN with both pools \
+             as that side knows them and no hidden field (no identity of a dark piece is ever \
+             written); a capture by a dark piece counts in the quiescence check as the average \
+             over its possible reveals.",
+        ),
+    };
     let entry = format!(
         "## {name}\n\n\
-         - Made by: `xqtune datagen --games {} {limit} --seed {} --random-plies {} --skip-plies {} --max-plies {}{} --out {}` \
+         - Made by: `xqtune datagen{variant_flag} --games {} {limit} --seed {} --random-plies {} --skip-plies {} --max-plies {}{} --out {}` \
          (xqtune {}, {} UTC).\n\
          - Players: this engine with {} (eval hash {:016x}) on both sides.\n\
-         - Content: {positions} positions from {} self-play games; quiet positions only (not in check, the best move is \
+         - Content: {positions} positions from {} {game_text}; quiet positions only (not in check, the best move is \
          not a capture, and the static evaluation equals a capture-only quiescence search); the first {} plies after {} \
-         random opening plies are skipped.\n\
+         random opening plies are skipped.{view_text}\n\
          - Format and label: `FEN | score | wdl` (bullet's text format): the search score of the move played, in \
          centipawns (mates clamped to ±3000), and the game's result (`1.0`, `0.5`, `0.0`), both from red's view; games \
          reaching {} plies count as draws.\n\
@@ -392,6 +513,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("xqtune-datagen-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let args = DatagenArgs {
+            variant: Variant::Xiangqi,
             games: 6,
             nodes: 200,
             depth: Some(1),
@@ -439,6 +561,96 @@ mod tests {
         assert_eq!(text, a);
         let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
         assert!(readme.contains("## a.txt") && readme.contains("## b.txt.gz"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Jieqi datagen: every line is a side to move's view (Jieqi FEN, pools, no identity of a
+    /// dark piece), the same seed gives the same bytes at any thread count, and a run resumed
+    /// after a kill (a torn write beyond the last progress record included) equals an
+    /// uninterrupted one.
+    #[test]
+    fn jieqi_datagen_writes_views_and_resumes() {
+        let dir = std::env::temp_dir().join(format!("xqtune-datagen-jq-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let args = DatagenArgs {
+            variant: Variant::Jieqi,
+            games: 4,
+            nodes: 300,
+            depth: None,
+            seed: 11,
+            concurrency: Some(2),
+            out: dir.join("a.txt"),
+            random_plies: 2,
+            skip_plies: 0,
+            max_plies: 60,
+            params: None,
+            force: false,
+        };
+        let n = run_datagen(&args).unwrap();
+        let a = std::fs::read_to_string(&args.out).unwrap();
+        assert_eq!(a.lines().count() as u64, n);
+        let mut dark_rows = 0;
+        for l in a.lines() {
+            let (fen, _, score) = super::super::dataset::parse_line(l).unwrap().unwrap();
+            assert!(score.is_some_and(|s| s.abs() <= SCORE_CLAMP), "{l}");
+            let pos = Position::from_fen(&fen).unwrap();
+            assert_eq!(pos.variant(), Variant::Jieqi, "{l}");
+            assert!(!pos.in_check(), "{l}");
+            for sq in 0..90u8 {
+                let sq = crate::core::Square(sq);
+                assert!(
+                    pos.hidden_kind(sq).is_none(),
+                    "hidden identity written: {l}"
+                );
+            }
+            for c in crate::core::Color::ALL {
+                assert!(pos.pool_total(c) >= pos.dark_count(c), "{l}");
+            }
+            dark_rows += usize::from(pos.dark() != 0);
+        }
+        assert!(dark_rows > 0, "no position with dark pieces:\n{a}");
+        // same seed, one thread: the same bytes
+        let mut b = args.clone();
+        b.out = dir.join("b.txt");
+        b.concurrency = Some(1);
+        run_datagen(&b).unwrap();
+        assert_eq!(std::fs::read_to_string(&b.out).unwrap(), a);
+        // killed after game 2, with half a line written after its last progress record
+        let mut c = args.clone();
+        c.out = dir.join("c.txt");
+        let eval = Arc::new(EvalParams::default());
+        let mut done = String::new();
+        let mut positions = 0;
+        for g in 0..2 {
+            for l in play_game(g, &c, &eval) {
+                done.push_str(&l);
+                done.push('\n');
+                positions += 1;
+            }
+        }
+        let mut recorded = c.clone();
+        recorded.concurrency = None;
+        run::write_json(
+            &progress_path(&c.out),
+            &Progress {
+                args: recorded,
+                next_game: 2,
+                bytes: done.len() as u64,
+                positions,
+            },
+        )
+        .unwrap();
+        std::fs::write(partial_path(&c.out), format!("{done}xxxx/9 torn")).unwrap();
+        assert_eq!(run_datagen(&c).unwrap(), n);
+        assert_eq!(std::fs::read_to_string(&c.out).unwrap(), a);
+        // another seed, other deals
+        let mut d = args.clone();
+        d.out = dir.join("d.txt");
+        d.seed = 12;
+        run_datagen(&d).unwrap();
+        assert_ne!(std::fs::read_to_string(&d.out).unwrap(), a);
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        assert!(readme.contains("--variant jieqi") && readme.contains("no hidden field"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

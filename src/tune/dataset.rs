@@ -12,7 +12,7 @@
 //!
 //! Every error names the file and the line.
 
-use crate::core::Position;
+use crate::core::{Position, Variant};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use thiserror::Error;
@@ -144,6 +144,27 @@ pub fn open_maybe_gz(path: &Path) -> Result<Box<dyn BufRead>, DatasetError> {
     } else {
         Ok(Box::new(BufReader::new(f)))
     }
+}
+
+/// The variant of a dataset: that of its first labelled position (a Jieqi FEN has its own
+/// layout, so one row tells). Texel checks it against the run's `--variant`, which chooses the
+/// verification match, before tracing anything.
+pub fn variant_of(path: &Path) -> Result<Variant, DatasetError> {
+    let reader = open_maybe_gz(path)?;
+    for (i, line) in reader.lines().enumerate() {
+        let line_err = |msg: String| DatasetError::Line {
+            path: path.display().to_string(),
+            line: i + 1,
+            msg,
+        };
+        let line = line.map_err(|e| line_err(e.to_string()))?;
+        if let Some((fen, _, _)) = parse_line(&line).map_err(line_err)? {
+            return Ok(parse_fen(&fen).map_err(line_err)?.variant());
+        }
+    }
+    Err(DatasetError::Empty {
+        path: path.display().to_string(),
+    })
 }
 
 /// Reads every labelled line (positions are not parsed yet; see [`parse_fen`]).

@@ -95,6 +95,7 @@ pub enum ParamsCommand {
         /// results/<run>/best.json (or the run folder).
         best: PathBuf,
         /// Destination (default: params/xiangqi.json or params/search.json by the run's space).
+        /// A run that tuned `jieqi.*` also writes its best-jieqi.json to jieqi.json beside it.
         #[arg(long)]
         to: Option<PathBuf>,
         /// Promote even without a significant verification result.
@@ -155,11 +156,33 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
         space::SpaceKind::Eval => PathBuf::from("params/xiangqi.json"),
         space::SpaceKind::Search | space::SpaceKind::Engine => PathBuf::from("params/search.json"),
     });
-    let bytes =
-        std::fs::read(&best_file).with_context(|| format!("reading {}", best_file.display()))?;
-    crate::util::write_atomic(&dest, &bytes)
-        .with_context(|| format!("writing {}", dest.display()))?;
-    println!("promoted {} -> {}", best_file.display(), dest.display());
+    let mut copies = vec![(best_file.clone(), dest.clone())];
+    // The Jieqi tables live in their own file (params/jieqi.json, beside the Xiangqi one): a
+    // run that tuned `jieqi.*` left them in best-jieqi.json, which goes there too. A run that
+    // did not tune them leaves that file alone.
+    let only = cfg["args"]["only"].as_str().unwrap_or("");
+    if kind == space::SpaceKind::Eval
+        && space::Space::new(space::ParamSet::default_of(kind), only)?
+            .genes()
+            .iter()
+            .any(|g| g.name.starts_with("jieqi."))
+    {
+        let jieqi_file = best_file.with_file_name("best-jieqi.json");
+        let mut check = crate::eval::EvalParams::default();
+        check.load_jieqi(&jieqi_file).with_context(|| {
+            format!(
+                "the run tuned jieqi.* but {} does not load",
+                jieqi_file.display()
+            )
+        })?;
+        copies.push((jieqi_file, dest.with_file_name("jieqi.json")));
+    }
+    for (from, to) in copies {
+        let bytes = std::fs::read(&from).with_context(|| format!("reading {}", from.display()))?;
+        crate::util::write_atomic(&to, &bytes)
+            .with_context(|| format!("writing {}", to.display()))?;
+        println!("promoted {} -> {}", from.display(), to.display());
+    }
     Ok(())
 }
 
@@ -202,6 +225,8 @@ mod tests {
         run::write_json(&run_dir.join("verification.json"), &v).unwrap();
         promote(&run_dir, Some(dest.clone()), false).unwrap();
         assert!(dest.exists());
+        // a run that did not tune jieqi.* leaves the Jieqi file alone
+        assert!(!dir.join("params/jieqi.json").exists());
         // not a run folder: a clear error
         assert!(promote(&dir.join("nothing/best.json"), Some(dest), true).is_err());
         std::fs::remove_dir_all(&dir).unwrap();

@@ -5,6 +5,7 @@
 use super::TuneError;
 use super::engine::{EngineArgs, EngineSettings};
 use super::space::{ParamSet, SpaceKind};
+use crate::core::Variant;
 use crate::play::game::GameRecord;
 use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
 use crate::play::{Engine, MatchConfig, MatchResult, TimeControl};
@@ -134,6 +135,10 @@ pub struct CommonArgs {
     /// Games longer than this are adjudicated by the runner.
     #[arg(long, default_value_t = 300)]
     pub max_plies: usize,
+    /// Game of the tuning games and the verification match: xiangqi, or jieqi (seeded deals).
+    /// Texel: the variant of the dataset's positions (a mismatch is an error).
+    #[arg(long, default_value = "xiangqi")]
+    pub variant: Variant,
     /// Closing match of the tuned set against the starting set [default: sprt].
     #[arg(long, value_enum)]
     pub verify: Option<VerifyMode>,
@@ -171,6 +176,9 @@ pub struct CommonSettings {
     pub nodes: u64,
     pub depth: Option<u32>,
     pub max_plies: usize,
+    /// (Runs recorded before the field existed played Xiangqi.)
+    #[serde(default, with = "variant_name")]
+    pub variant: Variant,
     pub verify: VerifyMode,
     pub verify_games: usize,
     pub elo0: f64,
@@ -203,6 +211,7 @@ impl From<&CommonArgs> for CommonSettings {
             nodes: a.nodes,
             depth: a.depth,
             max_plies: a.max_plies,
+            variant: a.variant,
             verify: a.verify.unwrap_or(DEFAULT_VERIFY),
             verify_games: a.verify_games.unwrap_or(DEFAULT_VERIFY_GAMES),
             elo0: a.elo0,
@@ -306,6 +315,8 @@ impl CommonSettings {
             concurrency: 1,
             seed,
             max_plies: self.max_plies,
+            // Jieqi: every pair a fresh deal from `seed` (see `play::runner`)
+            variant: self.variant,
             ..MatchConfig::default()
         }
     }
@@ -519,6 +530,53 @@ pub fn verify(
 mod tests {
     use super::*;
 
+    #[derive(clap::Parser)]
+    struct T {
+        #[command(flatten)]
+        a: CommonArgs,
+    }
+
+    /// `--variant jieqi`: the tuners' games (and so the verification match) are seeded deals,
+    /// a different deal for every pair seed; the variant is recorded, and a config.json written
+    /// before the field existed reads as Xiangqi.
+    #[test]
+    fn jieqi_runs_play_seeded_deals() {
+        use clap::Parser;
+        let common = CommonSettings::from(
+            &T::parse_from([
+                "t",
+                "--variant",
+                "jieqi",
+                "--depth",
+                "1",
+                "--concurrency",
+                "2",
+            ])
+            .a,
+        );
+        assert_eq!(common.variant, Variant::Jieqi);
+        let start = ParamSet::default_of(SpaceKind::Eval);
+        let other = untuned_defaults(SpaceKind::Eval);
+        let a = start.player("a", &other).unwrap();
+        let b = start.player("b", &other).unwrap();
+        let (r, games) = play_pairs_games(&a, &b, 0..2, 5, &common);
+        assert_eq!(r.games(), 4);
+        let deals: Vec<u64> = games.iter().map(|g| g.deal_seed.unwrap()).collect();
+        assert_eq!(deals[0], deals[1], "a pair plays one deal twice");
+        assert_ne!(deals[0], deals[2], "pairs get their own deals");
+        for g in &games {
+            let start = crate::core::Position::from_fen(&g.opening_fen).unwrap();
+            assert_eq!(start.variant(), Variant::Jieqi);
+        }
+        let mut json = serde_json::to_value(&common).unwrap();
+        assert_eq!(json["variant"], "jieqi");
+        json.as_object_mut().unwrap().remove("variant");
+        let old: CommonSettings = serde_json::from_value(json).unwrap();
+        assert_eq!(old.variant, Variant::Xiangqi);
+        let (_, xiangqi) = play_pairs_games(&a, &b, 0..1, 5, &old);
+        assert!(xiangqi.iter().all(|g| g.deal_seed.is_none()));
+    }
+
     #[test]
     fn csv_log_cuts_rows_beyond_checkpoint() {
         let dir = std::env::temp_dir().join(format!("xqtune-csv-{}", std::process::id()));
@@ -538,6 +596,22 @@ mod tests {
         assert_eq!(lines[3], "2,2.000000");
         assert_eq!(lines[4], "9,9");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Serde helper writing a [`Variant`](crate::core::Variant) as its name (`xiangqi`, `jieqi`);
+/// with `#[serde(default)]` a record written before the field existed reads as Xiangqi.
+pub mod variant_name {
+    use crate::core::Variant;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Variant, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&v.to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Variant, D::Error> {
+        let t = String::deserialize(d)?;
+        t.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -725,6 +725,15 @@ impl TexelTuner {
             .data
             .as_ref()
             .ok_or_else(|| TuneError::Io("texel needs --data FILE (see xqtune datagen)".into()))?;
+        // The run's variant chooses the verification match: it must be the data's.
+        let (found, want) = (dataset::variant_of(data)?, run.settings.common.variant);
+        if found != want {
+            return Err(TuneError::Io(format!(
+                "the run is --variant {want} but {} holds {found} positions (its first position \
+                 is a {found} FEN): use --variant {found}",
+                data.display()
+            )));
+        }
         let t_load = Instant::now();
         let ParamSet::Eval(base) = &run.space.base else {
             return Err(TuneError::Space(
