@@ -117,6 +117,20 @@ impl TraceSet {
         self.result.is_empty()
     }
 
+    /// Number of stored (parameter, coefficient) entries.
+    pub fn entries(&self) -> usize {
+        self.idx.len()
+    }
+
+    /// Heap bytes the store holds (capacity, slack included).
+    pub fn bytes(&self) -> usize {
+        self.offsets.capacity() * 4
+            + self.idx.capacity() * 4
+            + self.val.capacity() * 4
+            + self.fixed.capacity() * 4
+            + self.result.capacity() * 4
+    }
+
     pub fn push(&mut self, fixed: f32, coeffs: &[(u32, f32)], result: f32) {
         for &(i, c) in coeffs {
             self.idx.push(i);
