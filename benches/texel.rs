@@ -42,6 +42,7 @@ fn bench(c: &mut Criterion) {
         eval: params.to_json_string(),
         jieqi: params.jieqi_to_json_string(),
         only: String::new(),
+        lambda: 0.0,
     };
     let data = TexelData::load(&spec, &space, &|_| true).expect("load");
     let _ = std::fs::remove_file(&path);

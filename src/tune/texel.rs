@@ -61,6 +61,11 @@ pub struct TexelArgs {
     /// Use only the first N positions of the file.
     #[arg(long)]
     pub max_positions: Option<usize>,
+    /// Weight of the search score in the label (nnue-pytorch's lambda): the target is
+    /// `L·σ(K·score) + (1−L)·result`, K fitted on the results alone; needs `FEN | score | wdl`
+    /// rows when above 0.
+    #[arg(long, default_value_t = 0.0)]
+    pub lambda: f64,
 }
 
 /// Texel's settings as `config.json` records them: the flags of [`TexelArgs`], field for field
@@ -73,6 +78,9 @@ pub struct TexelSettings {
     pub k: Option<f64>,
     pub memory: usize,
     pub max_positions: Option<usize>,
+    /// (Absent from run folders written before `--lambda`: results only.)
+    #[serde(default)]
+    pub lambda: f64,
 }
 
 impl From<&TexelArgs> for TexelSettings {
@@ -84,6 +92,7 @@ impl From<&TexelArgs> for TexelSettings {
             k: a.k,
             memory: a.memory,
             max_positions: a.max_positions,
+            lambda: a.lambda,
         }
     }
 }
@@ -162,6 +171,10 @@ pub struct TraceSet {
     danger: Vec<DangerUse>,
     danger_fixed: Vec<[f64; 2]>,
     danger_scale: Vec<f64>,
+    /// Search scores (red's view, centipawns) blended into the labels with weight `lambda`;
+    /// empty when the labels are the results alone.
+    score: Vec<f32>,
+    lambda: f64,
 }
 
 impl Default for TraceSet {
@@ -209,6 +222,8 @@ impl TraceSet {
             danger: vec![],
             danger_fixed: vec![],
             danger_scale: vec![],
+            score: vec![],
+            lambda: 0.0,
         }
     }
 
@@ -242,6 +257,27 @@ impl TraceSet {
             + cap(&self.danger)
             + cap(&self.danger_fixed)
             + cap(&self.danger_scale)
+            + cap(&self.score)
+    }
+
+    /// Blends the search scores (one per position, red's view) into the labels with weight
+    /// `lambda` (nnue-pytorch's convention).
+    pub fn set_scores(&mut self, lambda: f64, scores: Vec<f32>) {
+        assert_eq!(scores.len(), self.len(), "one score per position");
+        self.lambda = lambda;
+        self.score = if lambda > 0.0 { scores } else { vec![] };
+    }
+
+    /// The target of position `i` at `k`: the result, or with scores and `blend` the mix
+    /// `λ·σ(K·score) + (1−λ)·result`.
+    #[inline]
+    fn label(&self, i: usize, k: f64, blend: bool) -> f64 {
+        let r = self.result[i] as f64;
+        if blend && !self.score.is_empty() {
+            self.lambda * sigmoid(k, self.score[i] as f64) + (1.0 - self.lambda) * r
+        } else {
+            r
+        }
     }
 
     /// Adds a position with arbitrary coefficients (kept exactly, as f32) and no king danger.
@@ -367,6 +403,10 @@ impl TraceSet {
             all.danger_fixed = fixed;
             all.danger_scale = scale;
         }
+        if parts.iter().any(|p| !p.score.is_empty()) {
+            all.score = join(parts, |p| &p.score);
+            all.lambda = parts.iter().map(|p| p.lambda).fold(0.0, f64::max);
+        }
         all
     }
 
@@ -437,11 +477,16 @@ impl TraceSet {
     /// [`CHUNK`] positions in parallel, then the chunks added in order (without `grad` the
     /// vector is empty).
     pub fn sums(&self, theta: &[f64], k: f64, grad: bool) -> (f64, Vec<f64>) {
+        self.sums_by(theta, k, grad, true)
+    }
+
+    /// [`TraceSet::sums`], against the blended labels or (`blend` false) the results alone.
+    fn sums_by(&self, theta: &[f64], k: f64, grad: bool, blend: bool) -> (f64, Vec<f64>) {
         let n = self.len();
         let p = if grad { theta.len() } else { 0 };
         let parts: Vec<(f64, Vec<f64>)> = (0..n.div_ceil(CHUNK))
             .into_par_iter()
-            .map(|c| self.sums_range(theta, k, grad, c * CHUNK..((c + 1) * CHUNK).min(n)))
+            .map(|c| self.sums_range_by(theta, k, grad, c * CHUNK..((c + 1) * CHUNK).min(n), blend))
             .collect();
         add_in_order(p, parts.iter().map(|(l, g)| (*l, g.as_slice())))
     }
@@ -456,6 +501,17 @@ impl TraceSet {
         grad: bool,
         range: std::ops::Range<usize>,
     ) -> (f64, Vec<f64>) {
+        self.sums_range_by(theta, k, grad, range, true)
+    }
+
+    fn sums_range_by(
+        &self,
+        theta: &[f64],
+        k: f64,
+        grad: bool,
+        range: std::ops::Range<usize>,
+        blend: bool,
+    ) -> (f64, Vec<f64>) {
         let p = theta.len();
         let scale = k * std::f64::consts::LN_10 / 400.0;
         let mut th = Vec::with_capacity(p + 1);
@@ -467,7 +523,7 @@ impl TraceSet {
         for i in range {
             let (e, dsum) = self.eval_padded(i, &th);
             let s = sigmoid(k, e);
-            let r = self.result[i] as f64;
+            let r = self.label(i, k, blend);
             l += (r - s) * (r - s);
             if !grad {
                 continue;
@@ -541,6 +597,8 @@ impl Objective for TraceSet {
 pub enum Part {
     Train,
     Val,
+    /// The training part against its results alone (fitting K under `--lambda`).
+    TrainResults,
 }
 
 /// One shard of the data file: records `[id·SHARD, (id+1)·SHARD)`, split into their training
@@ -582,6 +640,9 @@ pub struct LoadSpec {
     pub eval: String,
     pub jieqi: String,
     pub only: String,
+    /// `--lambda`: the weight of the search score in the labels.
+    #[serde(default, with = "run::exact")]
+    pub lambda: f64,
 }
 
 impl LoadSpec {
@@ -635,6 +696,18 @@ impl TexelData {
                     .into());
                 }
             };
+            if spec.lambda > 0.0 && score.is_none() {
+                return Err(DatasetError::Line {
+                    path: path.display().to_string(),
+                    line: i + 1,
+                    msg: format!(
+                        "no search score, which --lambda {} needs (rows `FEN | score | wdl`, \
+                         as xqtune datagen writes them)",
+                        spec.lambda
+                    ),
+                }
+                .into());
+            }
             if is_val(i + 1) {
                 data.val_len += 1;
             } else {
@@ -652,8 +725,14 @@ impl TexelData {
             }
             if records.is_multiple_of(SHARD) && !pending.is_empty() {
                 let rows = std::mem::take(&mut pending);
-                data.shards
-                    .push(trace_shard(shard, &rows, path, space, &is_val)?);
+                data.shards.push(trace_shard(
+                    shard,
+                    &rows,
+                    path,
+                    space,
+                    &is_val,
+                    spec.lambda,
+                )?);
             }
         }
         if records == 0 {
@@ -669,6 +748,7 @@ impl TexelData {
                 path,
                 space,
                 &is_val,
+                spec.lambda,
             )?);
         }
         Ok(data)
@@ -680,10 +760,10 @@ impl TexelData {
             .iter()
             .map(|s| {
                 let set = match part {
-                    Part::Train => &s.train,
+                    Part::Train | Part::TrainResults => &s.train,
                     Part::Val => &s.val,
                 };
-                let (l, g) = set.sums(theta, k, grad);
+                let (l, g) = set.sums_by(theta, k, grad, part != Part::TrainResults);
                 Partial {
                     shard: s.id,
                     loss: l.to_bits(),
@@ -697,7 +777,7 @@ impl TexelData {
     /// rank added in shard order.
     pub fn loss_grad_of(&self, part: Part, theta: &[f64], k: f64, grad: bool) -> (f64, Vec<f64>) {
         let n = match part {
-            Part::Train => self.train_len,
+            Part::Train | Part::TrainResults => self.train_len,
             Part::Val => self.val_len,
         };
         let p = if grad { theta.len() } else { 0 };
@@ -741,6 +821,19 @@ impl Objective for TrainObjective {
     }
 }
 
+/// The training part against its results alone: what K is fitted on, so that the search
+/// scores' `σ(K·score)` does not pull K towards itself.
+pub struct ResultsObjective(pub Arc<TexelData>);
+
+impl Objective for ResultsObjective {
+    fn loss(&self, theta: &[f64], k: f64) -> f64 {
+        self.0.loss(Part::TrainResults, theta, k)
+    }
+    fn loss_grad(&self, theta: &[f64], k: f64) -> (f64, Vec<f64>) {
+        self.0.loss_grad_of(Part::TrainResults, theta, k, true)
+    }
+}
+
 /// Parses (in parallel) and traces the records of one shard.
 fn trace_shard(
     id: usize,
@@ -748,12 +841,13 @@ fn trace_shard(
     path: &std::path::Path,
     space: &Space,
     is_val: &(dyn Fn(usize) -> bool + Sync),
+    lambda: f64,
 ) -> Result<Shard, TuneError> {
     let parsed: Result<Vec<_>, DatasetError> = rows
         .par_iter()
         .map(|r| {
             dataset::parse_fen(&r.fen)
-                .map(|p| (p, r.result, r.line))
+                .map(|p| (p, r.result, r.score.unwrap_or(0) as f32, r.line))
                 .map_err(|msg| DatasetError::Line {
                     path: path.display().to_string(),
                     line: r.line,
@@ -762,18 +856,24 @@ fn trace_shard(
         })
         .collect();
     let (mut train, mut val) = (vec![], vec![]);
-    for (p, r, line) in parsed? {
+    let (mut train_scores, mut val_scores) = (vec![], vec![]);
+    for (p, r, score, line) in parsed? {
         if is_val(line) {
             val.push((p, r));
+            val_scores.push(score);
         } else {
             train.push((p, r));
+            train_scores.push(score);
         }
     }
-    Ok(Shard {
+    let mut shard = Shard {
         id,
         train: build_traces(&train, space),
         val: build_traces(&val, space),
-    })
+    };
+    shard.train.set_scores(lambda, train_scores);
+    shard.val.set_scores(lambda, val_scores);
+    Ok(shard)
 }
 
 /// Traces of `positions` under `space.base`, restricted to the selected parameters.
@@ -1165,6 +1265,7 @@ impl TexelTuner {
             eval: base.to_json_string(),
             jieqi: base.jieqi_to_json_string(),
             only: run.settings.common.only.clone(),
+            lambda: a.lambda,
         };
         let data = if crate::exec::distributed() {
             crate::exec::texel_load(&spec, &run.space)?
@@ -1220,7 +1321,7 @@ impl Tuner for TexelTuner {
         let theta: Vec<f64> = self.space.values().iter().map(|&v| v as f64).collect();
         let k = match self.settings.tuner.k {
             Some(k) => k,
-            None => fit_k(&TrainObjective(self.data.clone()), &theta)?,
+            None => fit_k(&ResultsObjective(self.data.clone()), &theta)?,
         };
         println!("K = {k:.4}");
         if !(0.0101..9.99).contains(&k) {
@@ -1316,6 +1417,12 @@ pub fn run_texel(args: &TexelArgs) -> Result<RunOutcome, TuneError> {
             return Err(TuneError::Io(
                 "texel needs --data FILE (see xqtune datagen)".into(),
             ));
+        }
+        if !(0.0..=1.0).contains(&args.lambda) {
+            return Err(TuneError::Io(format!(
+                "--lambda {} is outside [0, 1] (the weight of the search score in the label)",
+                args.lambda
+            )));
         }
     }
     driver::run(
@@ -1646,6 +1753,78 @@ mod run_tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn lambda_one_learns_from_the_search_scores() {
+        let out = std::env::temp_dir().join(format!("xqtune-texel-lambda-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        // scores from the evaluation at known material values; results that say nothing
+        let base = EvalParams::default();
+        let space = eval_space(&base, "material.*").unwrap();
+        let mut truth_vec = base.to_vec();
+        for &g in &space.selected {
+            truth_vec[g] += truth_vec[g] / 4 + 30;
+        }
+        let truth = base.from_vec(&truth_vec);
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut text = String::new();
+        for pos in random_positions(1200, 12)
+            .iter()
+            .filter(|p| p.variant() == crate::core::Variant::Xiangqi)
+        {
+            let score = crate::eval::trace(pos, &truth).dot(&truth_vec).round() as i32;
+            let wdl = ["0.0", "0.5", "1.0"][rng.gen_range(0..3)];
+            text.push_str(&format!("{} | {score} | {wdl}\n", pos.to_fen()));
+        }
+        let data = out.join("scored.txt");
+        std::fs::write(&data, text).unwrap();
+        let args = |lambda: &str, file: &std::path::Path| {
+            T::parse_from([
+                "t",
+                "--data",
+                file.to_str().unwrap(),
+                "--only",
+                "material.*",
+                "--lambda",
+                lambda,
+                "--k",
+                "1.0",
+                "--epochs",
+                "40",
+                "--validation",
+                "0",
+                "--verify",
+                "none",
+                "--concurrency",
+                "2",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .a
+        };
+        let o = run_texel(&args("1", &data)).unwrap();
+        let best = o.best.unwrap();
+        let dist = |v: &[i32]| -> f64 {
+            v.iter()
+                .zip(&space.selected)
+                .map(|(&x, &g)| (x - truth_vec[g]).abs() as f64)
+                .sum()
+        };
+        let (d0, d1) = (dist(&space.values()), dist(&best));
+        assert!(d1 < 0.5 * d0, "distance to the truth {d0} -> {d1}");
+        // out of range, and rows without a score
+        let e = run_texel(&args("1.5", &data)).unwrap_err().to_string();
+        assert!(e.contains("--lambda 1.5"), "{e}");
+        let plain = out.join("plain.txt");
+        std::fs::write(
+            &plain,
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 [0.5]\n",
+        )
+        .unwrap();
+        let e = run_texel(&args("0.5", &plain)).unwrap_err().to_string();
+        assert!(e.contains("plain.txt:1") && e.contains("score"), "{e}");
+        std::fs::remove_dir_all(&out).unwrap();
     }
 
     #[test]
