@@ -834,7 +834,9 @@ impl Objective for ResultsObjective {
     }
 }
 
-/// Parses (in parallel) and traces the records of one shard.
+/// Parses and traces the records of one shard, chunk by chunk in parallel: each position is
+/// traced as soon as it is parsed, so no shard's worth of `Position`s is ever held (they
+/// dominated the loader's peak memory).
 fn trace_shard(
     id: usize,
     rows: &[dataset::Labelled],
@@ -843,59 +845,98 @@ fn trace_shard(
     is_val: &(dyn Fn(usize) -> bool + Sync),
     lambda: f64,
 ) -> Result<Shard, TuneError> {
-    let parsed: Result<Vec<_>, DatasetError> = rows
-        .par_iter()
-        .map(|r| {
-            dataset::parse_fen(&r.fen)
-                .map(|p| (p, r.result, r.score.unwrap_or(0) as f32, r.line))
-                .map_err(|msg| DatasetError::Line {
+    let tracing = Tracing::new(space);
+    let parts: Result<Vec<(TraceSet, TraceSet)>, DatasetError> = rows
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut sets = [(TraceSet::new(), vec![]), (TraceSet::new(), vec![])];
+            let mut scratch = Scratch::default();
+            for r in chunk {
+                let pos = dataset::parse_fen(&r.fen).map_err(|msg| DatasetError::Line {
                     path: path.display().to_string(),
                     line: r.line,
                     msg,
-                })
+                })?;
+                let (set, scores) = &mut sets[usize::from(is_val(r.line))];
+                if tracing.push(set, &pos, r.result, &mut scratch) {
+                    scores.push(r.score.unwrap_or(0) as f32);
+                }
+            }
+            let [(mut train, ts), (mut val, vs)] = sets;
+            train.set_scores(lambda, ts);
+            val.set_scores(lambda, vs);
+            Ok((train, val))
         })
         .collect();
-    let (mut train, mut val) = (vec![], vec![]);
-    let (mut train_scores, mut val_scores) = (vec![], vec![]);
-    for (p, r, score, line) in parsed? {
-        if is_val(line) {
-            val.push((p, r));
-            val_scores.push(score);
-        } else {
-            train.push((p, r));
-            train_scores.push(score);
+    let (train, val): (Vec<TraceSet>, Vec<TraceSet>) = parts?.into_iter().unzip();
+    Ok(Shard {
+        id,
+        train: TraceSet::concat(&train),
+        val: TraceSet::concat(&val),
+    })
+}
+
+/// What tracing under a space needs: its parameters and the map from flat to local indices.
+struct Tracing<'a> {
+    params: Option<&'a EvalParams>,
+    full: Vec<i32>,
+    local: Vec<u32>,
+}
+
+/// Per-thread buffers of [`Tracing::push`].
+#[derive(Default)]
+struct Scratch {
+    row: Row,
+    sel: Vec<(u32, u32, f32)>,
+}
+
+impl<'a> Tracing<'a> {
+    fn new(space: &'a Space) -> Tracing<'a> {
+        let full = space.base.to_vec();
+        let mut local = vec![u32::MAX; full.len()];
+        for (l, &g) in space.selected.iter().enumerate() {
+            local[g] = l as u32;
+        }
+        let params = match &space.base {
+            ParamSet::Eval(p) => Some(p),
+            _ => None,
+        };
+        Tracing {
+            params,
+            full,
+            local,
         }
     }
-    let mut shard = Shard {
-        id,
-        train: build_traces(&train, space),
-        val: build_traces(&val, space),
-    };
-    shard.train.set_scores(lambda, train_scores);
-    shard.val.set_scores(lambda, val_scores);
-    Ok(shard)
+
+    /// Traces `pos` and adds it to `set` with label `result`; false (nothing added) when the
+    /// space holds no evaluation parameters.
+    fn push(
+        &self,
+        set: &mut TraceSet,
+        pos: &crate::core::Position,
+        result: f32,
+        s: &mut Scratch,
+    ) -> bool {
+        let Some(params) = self.params else {
+            return false;
+        };
+        let t = crate::eval::trace(pos, params);
+        encode(&t, &self.local, &self.full, &mut s.sel, &mut s.row);
+        set.push_row(&s.row, result);
+        true
+    }
 }
 
 /// Traces of `positions` under `space.base`, restricted to the selected parameters.
 pub fn build_traces(positions: &[(crate::core::Position, f32)], space: &Space) -> TraceSet {
-    let ParamSet::Eval(params) = &space.base else {
-        return TraceSet::new();
-    };
-    let full = space.base.to_vec();
-    let mut local = vec![u32::MAX; full.len()];
-    for (l, &g) in space.selected.iter().enumerate() {
-        local[g] = l as u32;
-    }
+    let tracing = Tracing::new(space);
     let parts: Vec<TraceSet> = positions
         .par_chunks(CHUNK)
         .map(|chunk| {
             let mut ts = TraceSet::new();
-            let mut row = Row::default();
-            let mut sel = vec![];
+            let mut scratch = Scratch::default();
             for (pos, r) in chunk {
-                let t = crate::eval::trace(pos, params);
-                encode(&t, &local, &full, &mut sel, &mut row);
-                ts.push_row(&row, *r);
+                tracing.push(&mut ts, pos, *r, &mut scratch);
             }
             ts
         })
