@@ -21,6 +21,9 @@ use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
 use super::run::{self, CommonArgs, f};
 use super::space::{ParamSet, Space, SpaceKind};
 use crate::eval::EvalParams;
+use crate::eval::layout::{Part as LayoutPart, part};
+use crate::eval::score::PHASE_MAX;
+use crate::eval::trace::{danger_dq, danger_q};
 use crate::util::mix;
 use argmin::core::{
     CostFunction, Error as ArgminError, Executor, Gradient, IterState, Problem, Solver, State,
@@ -58,6 +61,11 @@ pub struct TexelArgs {
     /// Use only the first N positions of the file.
     #[arg(long)]
     pub max_positions: Option<usize>,
+    /// Weight of the search score in the label (nnue-pytorch's lambda): the target is
+    /// `L·σ(K·score) + (1−L)·result`, K fitted on the results alone; needs `FEN | score | wdl`
+    /// rows when above 0.
+    #[arg(long, default_value_t = 0.0)]
+    pub lambda: f64,
 }
 
 /// Texel's settings as `config.json` records them: the flags of [`TexelArgs`], field for field
@@ -70,6 +78,9 @@ pub struct TexelSettings {
     pub k: Option<f64>,
     pub memory: usize,
     pub max_positions: Option<usize>,
+    /// (Absent from run folders written before `--lambda`: results only.)
+    #[serde(default)]
+    pub lambda: f64,
 }
 
 impl From<&TexelArgs> for TexelSettings {
@@ -81,31 +92,138 @@ impl From<&TexelArgs> for TexelSettings {
             k: a.k,
             memory: a.memory,
             max_positions: a.max_positions,
+            lambda: a.lambda,
         }
     }
 }
 
-/// The win probability of a centipawn evaluation scaled by K.
+/// The win probability of a centipawn evaluation scaled by K: `1 / (1 + 10^(−K·e/400))`,
+/// written with `exp` (several times cheaper than `powf` in the pass).
+#[inline]
 pub fn sigmoid(k: f64, e: f64) -> f64 {
-    1.0 / (1.0 + 10f64.powf(-k * e / 400.0))
+    1.0 / (1.0 + (-k * e * (std::f64::consts::LN_10 / 400.0)).exp())
 }
 
-/// Precomputed traces of a set of positions, restricted to the tuned parameters, in CSR form.
-#[derive(Clone, Debug, Default)]
+/// One stored use of a tuned parameter: a whole count `n` and a key holding the local
+/// parameter index (low 14 bits) and how the count is weighted (high 2 bits, `KIND_*`).
+/// Four bytes where the CSR form spent eight per value and two values per tapered pair.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Use {
+    key: u16,
+    n: i16,
+}
+
+const _: () = assert!(std::mem::size_of::<Use>() == 4);
+// Local indices fit the key's 14 bits whatever the selection.
+const _: () = assert!(crate::eval::layout::NALL < 1 << KIND_SHIFT);
+
+const KIND_SHIFT: u32 = 14;
+const INDEX_MASK: u16 = (1 << KIND_SHIFT) - 1;
+/// A tapered pair, the middlegame value at `j` and the endgame value at `j + 1`:
+/// `n·(phase·θ[j] + (16 − phase)·θ[j+1]) / 16`, the form of the tapered evaluation.
+const KIND_PAIR: u16 = 0;
+/// A plain value (`tempo`): `n·θ[j]`.
+const KIND_PLAIN: u16 = 1;
+/// A middlegame value whose endgame partner is not tuned: `n·phase/16·θ[j]`.
+const KIND_MG: u16 = 2;
+/// An endgame value whose middlegame partner is not tuned: `n·(16 − phase)/16·θ[j]`.
+const KIND_EG: u16 = 3;
+
+/// A king-danger attack-weight use: `a·θ[idx]` in side `side`'s `D`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct DangerUse {
+    a: f32,
+    idx: u16,
+    side: u16,
+}
+
+const _: () = assert!(std::mem::size_of::<DangerUse>() == 8);
+
+/// Precomputed traces of a set of positions, restricted to the tuned parameters.
+///
+/// Compact because issue 16 asks for ten million positions in 1.5 GB: a tapered pair is one
+/// [`Use`] (u16 index, i16 count) with the phase stored once per position, instead of two
+/// (u32, f32) entries carrying `count·phase/16`; coefficients that are not whole counts at the
+/// position's phase (Jieqi's dark-piece pool fractions, multiples of 1/4096) take an exact
+/// `(u16, f32)` path beside it. Every buffer is sized exactly ([`TraceSet::concat`]). The
+/// evaluation is still exact: with integer parameters every product is a short binary
+/// fraction, so the f64 sums equal `Trace::dot`.
+#[derive(Clone, Debug)]
 pub struct TraceSet {
-    pub offsets: Vec<u32>,
-    pub idx: Vec<u32>,
-    pub val: Vec<f32>,
-    /// Constant part of each evaluation (trace constant + untuned parameters).
-    pub fixed: Vec<f32>,
-    pub result: Vec<f32>,
+    /// Start of each position's uses (`len + 1` entries).
+    use_off: Vec<u32>,
+    uses: Vec<Use>,
+    /// Start of each position's fractional coefficients (`len + 1` entries).
+    frac_off: Vec<u32>,
+    frac_idx: Vec<u16>,
+    frac_val: Vec<f32>,
+    /// Phase (0..=16) the position's pairs are blended at.
+    phase: Vec<u8>,
+    /// Constant part of each evaluation (trace constant + untuned parameters): f64 because
+    /// with Jieqi's 1/65536 fractions the sum may need more than f32's 24 bits to stay exact.
+    fixed: Vec<f64>,
+    result: Vec<f32>,
+    /// King danger, empty while no position has any: start of each position's danger uses
+    /// (`len + 1`), the uses, each side's untuned part of `D`, and the weight of `q(D)`.
+    danger_off: Vec<u32>,
+    danger: Vec<DangerUse>,
+    danger_fixed: Vec<[f64; 2]>,
+    danger_scale: Vec<f64>,
+    /// Search scores (red's view, centipawns) blended into the labels with weight `lambda`;
+    /// empty when the labels are the results alone.
+    score: Vec<f32>,
+    lambda: f64,
+}
+
+impl Default for TraceSet {
+    fn default() -> Self {
+        TraceSet::new()
+    }
+}
+
+/// One position's trace in the store's terms, before it is pushed.
+#[derive(Default)]
+struct Row {
+    fixed: f64,
+    phase: u8,
+    uses: Vec<Use>,
+    frac: Vec<(u16, f32)>,
+    danger: Vec<DangerUse>,
+    danger_fixed: [f64; 2],
+    danger_scale: f64,
+}
+
+impl Row {
+    fn clear(&mut self) {
+        self.fixed = 0.0;
+        self.phase = PHASE_MAX as u8;
+        self.uses.clear();
+        self.frac.clear();
+        self.danger.clear();
+        self.danger_fixed = [0.0; 2];
+        self.danger_scale = 0.0;
+    }
 }
 
 impl TraceSet {
     pub fn new() -> TraceSet {
         TraceSet {
-            offsets: vec![0],
-            ..Default::default()
+            use_off: vec![0],
+            uses: vec![],
+            frac_off: vec![0],
+            frac_idx: vec![],
+            frac_val: vec![],
+            phase: vec![],
+            fixed: vec![],
+            result: vec![],
+            danger_off: vec![],
+            danger: vec![],
+            danger_fixed: vec![],
+            danger_scale: vec![],
+            score: vec![],
+            lambda: 0.0,
         }
     }
 
@@ -117,35 +235,222 @@ impl TraceSet {
         self.result.is_empty()
     }
 
-    pub fn push(&mut self, fixed: f32, coeffs: &[(u32, f32)], result: f32) {
-        for &(i, c) in coeffs {
-            self.idx.push(i);
-            self.val.push(c);
-        }
-        self.offsets.push(self.idx.len() as u32);
-        self.fixed.push(fixed);
-        self.result.push(result);
+    /// Number of stored entries (uses, fractional coefficients and danger uses).
+    pub fn entries(&self) -> usize {
+        self.uses.len() + self.frac_idx.len() + self.danger.len()
     }
 
-    pub fn append(&mut self, other: &TraceSet) {
-        let base = *self.offsets.last().unwrap_or(&0);
-        self.offsets
-            .extend(other.offsets.iter().skip(1).map(|o| o + base));
-        self.idx.extend_from_slice(&other.idx);
-        self.val.extend_from_slice(&other.val);
-        self.fixed.extend_from_slice(&other.fixed);
-        self.result.extend_from_slice(&other.result);
+    /// Heap bytes the store holds (capacity, slack included).
+    pub fn bytes(&self) -> usize {
+        fn cap<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        cap(&self.use_off)
+            + cap(&self.uses)
+            + cap(&self.frac_off)
+            + cap(&self.frac_idx)
+            + cap(&self.frac_val)
+            + cap(&self.phase)
+            + cap(&self.fixed)
+            + cap(&self.result)
+            + cap(&self.danger_off)
+            + cap(&self.danger)
+            + cap(&self.danger_fixed)
+            + cap(&self.danger_scale)
+            + cap(&self.score)
+    }
+
+    /// Blends the search scores (one per position, red's view) into the labels with weight
+    /// `lambda` (nnue-pytorch's convention).
+    pub fn set_scores(&mut self, lambda: f64, scores: Vec<f32>) {
+        assert_eq!(scores.len(), self.len(), "one score per position");
+        self.lambda = lambda;
+        self.score = if lambda > 0.0 { scores } else { vec![] };
+    }
+
+    /// The target of position `i` at `k`: the result, or with scores and `blend` the mix
+    /// `λ·σ(K·score) + (1−λ)·result`.
+    #[inline]
+    fn label(&self, i: usize, k: f64, blend: bool) -> f64 {
+        let r = self.result[i] as f64;
+        if blend && !self.score.is_empty() {
+            self.lambda * sigmoid(k, self.score[i] as f64) + (1.0 - self.lambda) * r
+        } else {
+            r
+        }
+    }
+
+    /// Adds a position with arbitrary coefficients (kept exactly, as f32) and no king danger.
+    pub fn push(&mut self, fixed: f32, coeffs: &[(u32, f32)], result: f32) {
+        self.push_danger(fixed, coeffs, [&[], &[]], [0.0; 2], 0.0, result);
+    }
+
+    /// Adds a position with arbitrary coefficients and king-danger forms
+    /// `D_side = danger_fixed[side] + Σ a·θ[i]` weighted by `danger_scale`.
+    pub fn push_danger(
+        &mut self,
+        fixed: f32,
+        coeffs: &[(u32, f32)],
+        danger: [&[(u32, f32)]; 2],
+        danger_fixed: [f64; 2],
+        danger_scale: f64,
+        result: f32,
+    ) {
+        let mut row = Row {
+            fixed: fixed as f64,
+            phase: PHASE_MAX as u8,
+            frac: coeffs.iter().map(|&(i, c)| (i as u16, c)).collect(),
+            danger_fixed,
+            danger_scale,
+            ..Row::default()
+        };
+        for (side, form) in danger.iter().enumerate() {
+            row.danger.extend(form.iter().map(|&(i, a)| DangerUse {
+                a,
+                idx: i as u16,
+                side: side as u16,
+            }));
+        }
+        self.push_row(&row, result);
+    }
+
+    fn push_row(&mut self, row: &Row, result: f32) {
+        self.uses.extend_from_slice(&row.uses);
+        self.use_off.push(self.uses.len() as u32);
+        for &(i, c) in &row.frac {
+            self.frac_idx.push(i);
+            self.frac_val.push(c);
+        }
+        self.frac_off.push(self.frac_idx.len() as u32);
+        self.phase.push(row.phase);
+        self.fixed.push(row.fixed);
+        self.result.push(result);
+        let has_danger = row.danger_scale != 0.0;
+        if has_danger && self.danger_off.is_empty() {
+            // the first position with danger: the earlier ones have none
+            self.danger_off = vec![0; self.len()];
+            self.danger_fixed = vec![[0.0; 2]; self.len() - 1];
+            self.danger_scale = vec![0.0; self.len() - 1];
+        }
+        if !self.danger_off.is_empty() {
+            if has_danger {
+                self.danger.extend_from_slice(&row.danger);
+            }
+            self.danger_off.push(self.danger.len() as u32);
+            self.danger_fixed.push(if has_danger {
+                row.danger_fixed
+            } else {
+                [0.0; 2]
+            });
+            self.danger_scale.push(row.danger_scale);
+        }
+    }
+
+    /// The sets one after the other, in buffers sized exactly (no growth slack).
+    pub fn concat(parts: &[TraceSet]) -> TraceSet {
+        fn join<T: Copy>(parts: &[TraceSet], f: impl Fn(&TraceSet) -> &Vec<T>) -> Vec<T> {
+            let mut v = Vec::with_capacity(parts.iter().map(|p| f(p).len()).sum());
+            for p in parts {
+                v.extend_from_slice(f(p));
+            }
+            v
+        }
+        fn offsets(
+            parts: &[TraceSet],
+            off: impl Fn(&TraceSet) -> &Vec<u32>,
+            n: impl Fn(&TraceSet) -> usize,
+        ) -> Vec<u32> {
+            let mut v = Vec::with_capacity(1 + parts.iter().map(TraceSet::len).sum::<usize>());
+            v.push(0);
+            let mut base = 0u32;
+            for p in parts {
+                let o = off(p);
+                if o.is_empty() {
+                    v.extend(std::iter::repeat_n(base, p.len()));
+                } else {
+                    v.extend(o[1..].iter().map(|x| x + base));
+                }
+                base += n(p) as u32;
+            }
+            v
+        }
+        let danger = parts.iter().any(|p| !p.danger_off.is_empty());
+        let mut all = TraceSet {
+            use_off: offsets(parts, |p| &p.use_off, |p| p.uses.len()),
+            uses: join(parts, |p| &p.uses),
+            frac_off: offsets(parts, |p| &p.frac_off, |p| p.frac_idx.len()),
+            frac_idx: join(parts, |p| &p.frac_idx),
+            frac_val: join(parts, |p| &p.frac_val),
+            phase: join(parts, |p| &p.phase),
+            fixed: join(parts, |p| &p.fixed),
+            result: join(parts, |p| &p.result),
+            ..TraceSet::new()
+        };
+        if danger {
+            all.danger_off = offsets(parts, |p| &p.danger_off, |p| p.danger.len());
+            all.danger = join(parts, |p| &p.danger);
+            let mut fixed = Vec::with_capacity(all.len());
+            let mut scale = Vec::with_capacity(all.len());
+            for p in parts {
+                if p.danger_off.is_empty() {
+                    fixed.extend(std::iter::repeat_n([0.0; 2], p.len()));
+                    scale.extend(std::iter::repeat_n(0.0, p.len()));
+                } else {
+                    fixed.extend_from_slice(&p.danger_fixed);
+                    scale.extend_from_slice(&p.danger_scale);
+                }
+            }
+            all.danger_fixed = fixed;
+            all.danger_scale = scale;
+        }
+        if parts.iter().any(|p| !p.score.is_empty()) {
+            all.score = join(parts, |p| &p.score);
+            all.lambda = parts.iter().map(|p| p.lambda).fold(0.0, f64::max);
+        }
+        all
     }
 
     /// Evaluation of position `i` at `theta` (red's view).
-    #[inline]
     pub fn eval(&self, i: usize, theta: &[f64]) -> f64 {
-        let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
-        let mut e = self.fixed[i] as f64;
-        for j in a..b {
-            e += self.val[j] as f64 * theta[self.idx[j] as usize];
+        let mut th = theta.to_vec();
+        th.push(0.0);
+        self.eval_padded(i, &th).0
+    }
+
+    /// The weights `(a, b)` of `θ[j]` and `θ[j+1]` per use kind at position `i`'s phase.
+    #[inline]
+    fn weights(&self, i: usize) -> [(f64, f64); 4] {
+        let mg = self.phase[i] as f64 / PHASE_MAX as f64;
+        let eg = 1.0 - mg;
+        [(mg, eg), (1.0, 0.0), (mg, 0.0), (eg, 0.0)]
+    }
+
+    /// The evaluation of position `i` and its two king-danger sums `D`, at `th` = θ with one
+    /// zero appended (a use that is not a pair reads `θ[j+1]` with weight 0: no branch).
+    #[inline]
+    fn eval_padded(&self, i: usize, th: &[f64]) -> (f64, [f64; 2]) {
+        let w = self.weights(i);
+        let mut e = self.fixed[i];
+        let (a, b) = (self.use_off[i] as usize, self.use_off[i + 1] as usize);
+        for u in &self.uses[a..b] {
+            let j = (u.key & INDEX_MASK) as usize;
+            let (x, y) = w[(u.key >> KIND_SHIFT) as usize];
+            e += u.n as f64 * (x * th[j] + y * th[j + 1]);
         }
-        e
+        let (a, b) = (self.frac_off[i] as usize, self.frac_off[i + 1] as usize);
+        for j in a..b {
+            e += self.frac_val[j] as f64 * th[self.frac_idx[j] as usize];
+        }
+        let mut d = [0.0; 2];
+        if !self.danger_off.is_empty() && self.danger_scale[i] != 0.0 {
+            d = self.danger_fixed[i];
+            let (a, b) = (self.danger_off[i] as usize, self.danger_off[i + 1] as usize);
+            for u in &self.danger[a..b] {
+                d[u.side as usize] += u.a as f64 * th[u.idx as usize];
+            }
+            e += self.danger_scale[i] * (danger_q(d[0]) - danger_q(d[1]));
+        }
+        (e, d)
     }
 
     /// Mean squared error of `σ(K·e)` against the results.
@@ -156,7 +461,7 @@ impl TraceSet {
         self.sums(theta, k, false).0 / self.len() as f64
     }
 
-    /// Loss and its gradient: `dL/dθ_j = (2/N) Σ (σ − r) σ (1 − σ) (K ln10 / 400) c_ij`.
+    /// Loss and its gradient: `dL/dθ_j = (2/N) Σ (σ − r) σ (1 − σ) (K ln10 / 400) ∂e/∂θ_j`.
     pub fn loss_grad(&self, theta: &[f64], k: f64) -> (f64, Vec<f64>) {
         let n = self.len();
         if n == 0 {
@@ -168,33 +473,86 @@ impl TraceSet {
     }
 
     /// The unscaled sums `Σ (r − σ)²` and (when `grad`) `Σ 2 (σ − r) σ (1 − σ) (K ln10 / 400)
-    /// c_ij`, in a fixed order whatever the threads: per chunk of [`CHUNK`] positions in
-    /// parallel, then the chunks added in order (without `grad` the vector is empty).
+    /// ∂e/∂θ`, in a fixed order whatever the threads: [`TraceSet::sums_range`] per chunk of
+    /// [`CHUNK`] positions in parallel, then the chunks added in order (without `grad` the
+    /// vector is empty).
     pub fn sums(&self, theta: &[f64], k: f64, grad: bool) -> (f64, Vec<f64>) {
+        self.sums_by(theta, k, grad, true)
+    }
+
+    /// [`TraceSet::sums`], against the blended labels or (`blend` false) the results alone.
+    fn sums_by(&self, theta: &[f64], k: f64, grad: bool, blend: bool) -> (f64, Vec<f64>) {
         let n = self.len();
         let p = if grad { theta.len() } else { 0 };
-        let scale = k * std::f64::consts::LN_10 / 400.0;
         let parts: Vec<(f64, Vec<f64>)> = (0..n.div_ceil(CHUNK))
             .into_par_iter()
-            .map(|c| {
-                let mut g = vec![0.0f64; p];
-                let mut l = 0.0f64;
-                for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
-                    let s = sigmoid(k, self.eval(i, theta));
-                    let r = self.result[i] as f64;
-                    l += (r - s).powi(2);
-                    if grad {
-                        let d = 2.0 * (s - r) * s * (1.0 - s) * scale;
-                        let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
-                        for j in a..b {
-                            g[self.idx[j] as usize] += d * self.val[j] as f64;
-                        }
-                    }
-                }
-                (l, g)
-            })
+            .map(|c| self.sums_range_by(theta, k, grad, c * CHUNK..((c + 1) * CHUNK).min(n), blend))
             .collect();
         add_in_order(p, parts.iter().map(|(l, g)| (*l, g.as_slice())))
+    }
+
+    /// The unscaled sums of [`TraceSet::sums`] over the positions `range`, sequentially in
+    /// position order (a mini-batch, or one chunk). The king danger enters by the chain rule:
+    /// `∂e/∂θ_j = scale·(q'(D_red)·a_red,j − q'(D_black)·a_black,j)`.
+    pub fn sums_range(
+        &self,
+        theta: &[f64],
+        k: f64,
+        grad: bool,
+        range: std::ops::Range<usize>,
+    ) -> (f64, Vec<f64>) {
+        self.sums_range_by(theta, k, grad, range, true)
+    }
+
+    fn sums_range_by(
+        &self,
+        theta: &[f64],
+        k: f64,
+        grad: bool,
+        range: std::ops::Range<usize>,
+        blend: bool,
+    ) -> (f64, Vec<f64>) {
+        let p = theta.len();
+        let scale = k * std::f64::consts::LN_10 / 400.0;
+        let mut th = Vec::with_capacity(p + 1);
+        th.extend_from_slice(theta);
+        th.push(0.0);
+        // one extra slot takes the zero-weighted `θ[j+1]` terms of unpaired uses
+        let mut g = if grad { vec![0.0f64; p + 1] } else { vec![] };
+        let mut l = 0.0f64;
+        for i in range {
+            let (e, dsum) = self.eval_padded(i, &th);
+            let s = sigmoid(k, e);
+            let r = self.label(i, k, blend);
+            l += (r - s) * (r - s);
+            if !grad {
+                continue;
+            }
+            let d = 2.0 * (s - r) * s * (1.0 - s) * scale;
+            let w = self.weights(i);
+            let (a, b) = (self.use_off[i] as usize, self.use_off[i + 1] as usize);
+            for u in &self.uses[a..b] {
+                let j = (u.key & INDEX_MASK) as usize;
+                let (x, y) = w[(u.key >> KIND_SHIFT) as usize];
+                let c = d * u.n as f64;
+                g[j] += c * x;
+                g[j + 1] += c * y;
+            }
+            let (a, b) = (self.frac_off[i] as usize, self.frac_off[i + 1] as usize);
+            for j in a..b {
+                g[self.frac_idx[j] as usize] += d * self.frac_val[j] as f64;
+            }
+            if !self.danger_off.is_empty() && self.danger_scale[i] != 0.0 {
+                let ds = d * self.danger_scale[i];
+                let slope = [ds * danger_dq(dsum[0]), -ds * danger_dq(dsum[1])];
+                let (a, b) = (self.danger_off[i] as usize, self.danger_off[i + 1] as usize);
+                for u in &self.danger[a..b] {
+                    g[u.idx as usize] += slope[u.side as usize] * u.a as f64;
+                }
+            }
+        }
+        g.truncate(p);
+        (l, g)
     }
 }
 
@@ -239,6 +597,8 @@ impl Objective for TraceSet {
 pub enum Part {
     Train,
     Val,
+    /// The training part against its results alone (fitting K under `--lambda`).
+    TrainResults,
 }
 
 /// One shard of the data file: records `[id·SHARD, (id+1)·SHARD)`, split into their training
@@ -280,6 +640,9 @@ pub struct LoadSpec {
     pub eval: String,
     pub jieqi: String,
     pub only: String,
+    /// `--lambda`: the weight of the search score in the labels.
+    #[serde(default, with = "run::exact")]
+    pub lambda: f64,
 }
 
 impl LoadSpec {
@@ -333,6 +696,18 @@ impl TexelData {
                     .into());
                 }
             };
+            if spec.lambda > 0.0 && score.is_none() {
+                return Err(DatasetError::Line {
+                    path: path.display().to_string(),
+                    line: i + 1,
+                    msg: format!(
+                        "no search score, which --lambda {} needs (rows `FEN | score | wdl`, \
+                         as xqtune datagen writes them)",
+                        spec.lambda
+                    ),
+                }
+                .into());
+            }
             if is_val(i + 1) {
                 data.val_len += 1;
             } else {
@@ -350,8 +725,14 @@ impl TexelData {
             }
             if records.is_multiple_of(SHARD) && !pending.is_empty() {
                 let rows = std::mem::take(&mut pending);
-                data.shards
-                    .push(trace_shard(shard, &rows, path, space, &is_val)?);
+                data.shards.push(trace_shard(
+                    shard,
+                    &rows,
+                    path,
+                    space,
+                    &is_val,
+                    spec.lambda,
+                )?);
             }
         }
         if records == 0 {
@@ -367,6 +748,7 @@ impl TexelData {
                 path,
                 space,
                 &is_val,
+                spec.lambda,
             )?);
         }
         Ok(data)
@@ -378,10 +760,10 @@ impl TexelData {
             .iter()
             .map(|s| {
                 let set = match part {
-                    Part::Train => &s.train,
+                    Part::Train | Part::TrainResults => &s.train,
                     Part::Val => &s.val,
                 };
-                let (l, g) = set.sums(theta, k, grad);
+                let (l, g) = set.sums_by(theta, k, grad, part != Part::TrainResults);
                 Partial {
                     shard: s.id,
                     loss: l.to_bits(),
@@ -395,7 +777,7 @@ impl TexelData {
     /// rank added in shard order.
     pub fn loss_grad_of(&self, part: Part, theta: &[f64], k: f64, grad: bool) -> (f64, Vec<f64>) {
         let n = match part {
-            Part::Train => self.train_len,
+            Part::Train | Part::TrainResults => self.train_len,
             Part::Val => self.val_len,
         };
         let p = if grad { theta.len() } else { 0 };
@@ -439,77 +821,262 @@ impl Objective for TrainObjective {
     }
 }
 
-/// Parses (in parallel) and traces the records of one shard.
+/// The training part against its results alone: what K is fitted on, so that the search
+/// scores' `σ(K·score)` does not pull K towards itself.
+pub struct ResultsObjective(pub Arc<TexelData>);
+
+impl Objective for ResultsObjective {
+    fn loss(&self, theta: &[f64], k: f64) -> f64 {
+        self.0.loss(Part::TrainResults, theta, k)
+    }
+    fn loss_grad(&self, theta: &[f64], k: f64) -> (f64, Vec<f64>) {
+        self.0.loss_grad_of(Part::TrainResults, theta, k, true)
+    }
+}
+
+/// Parses and traces the records of one shard, chunk by chunk in parallel: each position is
+/// traced as soon as it is parsed, so no shard's worth of `Position`s is ever held (they
+/// dominated the loader's peak memory).
 fn trace_shard(
     id: usize,
     rows: &[dataset::Labelled],
     path: &std::path::Path,
     space: &Space,
     is_val: &(dyn Fn(usize) -> bool + Sync),
+    lambda: f64,
 ) -> Result<Shard, TuneError> {
-    let parsed: Result<Vec<_>, DatasetError> = rows
-        .par_iter()
-        .map(|r| {
-            dataset::parse_fen(&r.fen)
-                .map(|p| (p, r.result, r.line))
-                .map_err(|msg| DatasetError::Line {
+    let tracing = Tracing::new(space);
+    let parts: Result<Vec<(TraceSet, TraceSet)>, DatasetError> = rows
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut sets = [(TraceSet::new(), vec![]), (TraceSet::new(), vec![])];
+            let mut scratch = Scratch::default();
+            for r in chunk {
+                let pos = dataset::parse_fen(&r.fen).map_err(|msg| DatasetError::Line {
                     path: path.display().to_string(),
                     line: r.line,
                     msg,
-                })
+                })?;
+                let (set, scores) = &mut sets[usize::from(is_val(r.line))];
+                if tracing.push(set, &pos, r.result, &mut scratch) {
+                    scores.push(r.score.unwrap_or(0) as f32);
+                }
+            }
+            let [(mut train, ts), (mut val, vs)] = sets;
+            train.set_scores(lambda, ts);
+            val.set_scores(lambda, vs);
+            Ok((train, val))
         })
         .collect();
-    let (mut train, mut val) = (vec![], vec![]);
-    for (p, r, line) in parsed? {
-        if is_val(line) {
-            val.push((p, r));
-        } else {
-            train.push((p, r));
-        }
-    }
+    let (train, val): (Vec<TraceSet>, Vec<TraceSet>) = parts?.into_iter().unzip();
     Ok(Shard {
         id,
-        train: build_traces(&train, space),
-        val: build_traces(&val, space),
+        train: TraceSet::concat(&train),
+        val: TraceSet::concat(&val),
     })
+}
+
+/// What tracing under a space needs: its parameters and the map from flat to local indices.
+struct Tracing<'a> {
+    params: Option<&'a EvalParams>,
+    full: Vec<i32>,
+    local: Vec<u32>,
+}
+
+/// Per-thread buffers of [`Tracing::push`].
+#[derive(Default)]
+struct Scratch {
+    row: Row,
+    sel: Vec<(u32, u32, f32)>,
+}
+
+impl<'a> Tracing<'a> {
+    fn new(space: &'a Space) -> Tracing<'a> {
+        let full = space.base.to_vec();
+        let mut local = vec![u32::MAX; full.len()];
+        for (l, &g) in space.selected.iter().enumerate() {
+            local[g] = l as u32;
+        }
+        let params = match &space.base {
+            ParamSet::Eval(p) => Some(p),
+            _ => None,
+        };
+        Tracing {
+            params,
+            full,
+            local,
+        }
+    }
+
+    /// Traces `pos` and adds it to `set` with label `result`; false (nothing added) when the
+    /// space holds no evaluation parameters.
+    fn push(
+        &self,
+        set: &mut TraceSet,
+        pos: &crate::core::Position,
+        result: f32,
+        s: &mut Scratch,
+    ) -> bool {
+        let Some(params) = self.params else {
+            return false;
+        };
+        let t = crate::eval::trace(pos, params);
+        encode(&t, &self.local, &self.full, &mut s.sel, &mut s.row);
+        set.push_row(&s.row, result);
+        true
+    }
 }
 
 /// Traces of `positions` under `space.base`, restricted to the selected parameters.
 pub fn build_traces(positions: &[(crate::core::Position, f32)], space: &Space) -> TraceSet {
-    let ParamSet::Eval(params) = &space.base else {
-        return TraceSet::new();
-    };
-    let full = space.base.to_vec();
-    let mut local = vec![u32::MAX; full.len()];
-    for (l, &g) in space.selected.iter().enumerate() {
-        local[g] = l as u32;
-    }
+    let tracing = Tracing::new(space);
     let parts: Vec<TraceSet> = positions
-        .par_chunks(8192)
+        .par_chunks(CHUNK)
         .map(|chunk| {
             let mut ts = TraceSet::new();
-            let mut coeffs = vec![];
+            let mut scratch = Scratch::default();
             for (pos, r) in chunk {
-                let t = crate::eval::trace(pos, params);
-                let mut fixed = t.constant as f64;
-                coeffs.clear();
-                for &(i, c) in &t.coeffs {
-                    match local.get(i as usize) {
-                        Some(&l) if l != u32::MAX => coeffs.push((l, c)),
-                        Some(_) => fixed += c as f64 * full[i as usize] as f64,
-                        None => {}
-                    }
-                }
-                ts.push(fixed as f32, &coeffs, *r);
+                tracing.push(&mut ts, pos, *r, &mut scratch);
             }
             ts
         })
         .collect();
-    let mut all = TraceSet::new();
-    for p in &parts {
-        all.append(p);
+    TraceSet::concat(&parts)
+}
+
+/// The phase a trace's tapered pairs were blended at: `16·c_mg / (c_mg + c_eg)` of a pair
+/// with a whole count (every pair agrees; 16 when there is none).
+fn trace_phase(coeffs: &[(u32, f32)]) -> u8 {
+    for w in coeffs.windows(2) {
+        let ((i, cm), (j, ce)) = (w[0], w[1]);
+        if part(i as usize) == LayoutPart::Mg && j == i + 1 {
+            let n = cm as f64 + ce as f64;
+            let p = PHASE_MAX as f64 * cm as f64 / n;
+            if n != 0.0 && n.fract() == 0.0 && p.fract() == 0.0 && (0.0..=16.0).contains(&p) {
+                return p as u8;
+            }
+        }
     }
-    all
+    // no pair shows both values: a lone endgame value means phase 0 (its middlegame weight
+    // is 0), otherwise phase 16 (or no tapered value at all)
+    let lone_eg = coeffs.iter().any(|&(i, _)| {
+        part(i as usize) == LayoutPart::Eg && !coeffs.iter().any(|&(j, _)| j + 1 == i)
+    });
+    if lone_eg { 0 } else { PHASE_MAX as u8 }
+}
+
+/// One trace in the store's terms: whole counts as [`Use`]s where `f32(n·weight)` gives back
+/// the coefficient exactly, the rest on the fractional path; untuned parameters folded into
+/// the constants. `sel` is scratch.
+fn encode(
+    t: &crate::eval::Trace,
+    local: &[u32],
+    full: &[i32],
+    sel: &mut Vec<(u32, u32, f32)>,
+    row: &mut Row,
+) {
+    row.clear();
+    row.phase = trace_phase(&t.coeffs);
+    let mut fixed = t.constant as f64;
+    sel.clear();
+    for &(i, c) in &t.coeffs {
+        match local.get(i as usize) {
+            Some(&l) if l != u32::MAX => sel.push((l, i, c)),
+            Some(_) => fixed += c as f64 * full[i as usize] as f64,
+            None => {}
+        }
+    }
+    sel.sort_unstable_by_key(|x| x.0);
+    row.fixed = fixed;
+    let mg = row.phase as f64 / PHASE_MAX as f64;
+    let eg = 1.0 - mg;
+    // a whole count `n` with `f32(n·w) == c` for each (c, w), if there is one
+    let whole = |n: f64, cw: &[(f32, f64)]| {
+        (n.fract() == 0.0
+            && n.abs() <= i16::MAX as f64
+            && cw.iter().all(|&(c, w)| (n * w) as f32 == c))
+        .then_some(n as i16)
+    };
+    let key = |l: u32, kind: u16| l as u16 | (kind << KIND_SHIFT);
+    let mut s = 0;
+    while s < sel.len() {
+        let (l, i, c) = sel[s];
+        let next = sel.get(s + 1).copied();
+        let kind = part(i as usize);
+        // the endgame partner, tuned and next in the local order (0 when absent from the trace)
+        let partner =
+            (kind == LayoutPart::Mg && local.get(i as usize + 1) == Some(&(l + 1))).then(|| {
+                match next {
+                    Some((l2, _, c2)) if l2 == l + 1 => c2,
+                    _ => 0.0,
+                }
+            });
+        let (stored, took) = match (kind, partner) {
+            (LayoutPart::Mg, Some(ce)) => {
+                let took = 1 + usize::from(next.is_some_and(|x| x.0 == l + 1));
+                let n = c as f64 + ce as f64;
+                (
+                    whole(n, &[(c, mg), (ce, eg)]).map(|n| Use {
+                        key: key(l, KIND_PAIR),
+                        n,
+                    }),
+                    took,
+                )
+            }
+            (LayoutPart::Mg, None) => (
+                (mg != 0.0)
+                    .then(|| whole((c as f64 / mg).round(), &[(c, mg)]))
+                    .flatten()
+                    .map(|n| Use {
+                        key: key(l, KIND_MG),
+                        n,
+                    }),
+                1,
+            ),
+            (LayoutPart::Eg, _) => (
+                (eg != 0.0)
+                    .then(|| whole((c as f64 / eg).round(), &[(c, eg)]))
+                    .flatten()
+                    .map(|n| Use {
+                        key: key(l, KIND_EG),
+                        n,
+                    }),
+                1,
+            ),
+            (LayoutPart::Plain, _) => (
+                whole(c as f64, &[(c, 1.0)]).map(|n| Use {
+                    key: key(l, KIND_PLAIN),
+                    n,
+                }),
+                1,
+            ),
+        };
+        match stored {
+            Some(u) => row.uses.push(u),
+            None => {
+                for &(l, _, c) in &sel[s..s + took] {
+                    row.frac.push((l as u16, c));
+                }
+            }
+        }
+        s += took;
+    }
+    if t.danger_scale != 0.0 {
+        row.danger_scale = t.danger_scale;
+        for (side, form) in t.danger.iter().enumerate() {
+            for &(i, a) in form {
+                match local.get(i as usize) {
+                    Some(&l) if l != u32::MAX => row.danger.push(DangerUse {
+                        a,
+                        idx: l as u16,
+                        side: side as u16,
+                    }),
+                    Some(_) => row.danger_fixed[side] += a as f64 * full[i as usize] as f64,
+                    None => {}
+                }
+            }
+        }
+    }
 }
 
 struct KProblem<'a> {
@@ -748,6 +1315,7 @@ impl TexelTuner {
             eval: base.to_json_string(),
             jieqi: base.jieqi_to_json_string(),
             only: run.settings.common.only.clone(),
+            lambda: a.lambda,
         };
         let data = if crate::exec::distributed() {
             crate::exec::texel_load(&spec, &run.space)?
@@ -803,7 +1371,7 @@ impl Tuner for TexelTuner {
         let theta: Vec<f64> = self.space.values().iter().map(|&v| v as f64).collect();
         let k = match self.settings.tuner.k {
             Some(k) => k,
-            None => fit_k(&TrainObjective(self.data.clone()), &theta)?,
+            None => fit_k(&ResultsObjective(self.data.clone()), &theta)?,
         };
         println!("K = {k:.4}");
         if !(0.0101..9.99).contains(&k) {
@@ -900,6 +1468,12 @@ pub fn run_texel(args: &TexelArgs) -> Result<RunOutcome, TuneError> {
                 "texel needs --data FILE (see xqtune datagen)".into(),
             ));
         }
+        if !(0.0..=1.0).contains(&args.lambda) {
+            return Err(TuneError::Io(format!(
+                "--lambda {} is outside [0, 1] (the weight of the search score in the label)",
+                args.lambda
+            )));
+        }
     }
     driver::run(
         &args.common,
@@ -923,53 +1497,155 @@ mod tests {
     /// Random sparse traces over `p` parameters; labels are the exact win probabilities of a
     /// known parameter vector (soft labels make it the unique minimiser).
     fn synthetic(n: usize, p: usize, k: f64, seed: u64) -> (TraceSet, Vec<f64>) {
+        synthetic_with_danger(n, p, k, seed, false)
+    }
+
+    /// [`synthetic`], with king-danger forms on every other position when `danger`.
+    fn synthetic_with_danger(
+        n: usize,
+        p: usize,
+        k: f64,
+        seed: u64,
+        danger: bool,
+    ) -> (TraceSet, Vec<f64>) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let truth: Vec<f64> = (0..p).map(|_| rng.gen_range(-100.0..100.0)).collect();
         let mut ts = TraceSet::new();
-        for _ in 0..n {
+        for i in 0..n {
+            let form = |rng: &mut ChaCha8Rng, m: usize| -> Vec<(u32, f32)> {
+                (0..m)
+                    .map(|_| {
+                        (
+                            rng.gen_range(0..p as u32),
+                            rng.gen_range(-2i32..=2) as f32 * 0.5,
+                        )
+                    })
+                    .collect()
+            };
             let m = rng.gen_range(1..6);
-            let coeffs: Vec<(u32, f32)> = (0..m)
-                .map(|_| {
-                    (
-                        rng.gen_range(0..p as u32),
-                        rng.gen_range(-2i32..=2) as f32 * 0.5,
-                    )
-                })
-                .collect();
+            let coeffs = form(&mut rng, m);
+            let forms = if danger && i % 2 == 1 {
+                [form(&mut rng, 2), form(&mut rng, 3)]
+            } else {
+                [vec![], vec![]]
+            };
             let fixed = rng.gen_range(-50.0f32..50.0);
-            let mut e = fixed as f64;
-            for &(i, c) in &coeffs {
-                e += c as f64 * truth[i as usize];
-            }
-            ts.push(fixed, &coeffs, sigmoid(k, e) as f32);
+            let dfixed = [rng.gen_range(-60.0..60.0), rng.gen_range(-60.0..60.0)];
+            let scale = if forms[0].is_empty() { 0.0 } else { 0.01 };
+            ts.push_danger(fixed, &coeffs, [&forms[0], &forms[1]], dfixed, scale, 0.0);
+        }
+        for i in 0..n {
+            ts.result[i] = sigmoid(k, ts.eval(i, &truth)) as f32;
         }
         (ts, truth)
     }
 
     #[test]
     fn gradient_equals_finite_differences() {
-        let (mut ts, truth) = synthetic(3000, 12, 1.2, 1);
-        // hard labels too, so the loss is not at its minimum
-        for (i, r) in ts.result.iter_mut().enumerate() {
-            if i % 3 == 0 {
-                *r = (i % 2) as f32;
+        for danger in [false, true] {
+            let (mut ts, truth) = synthetic_with_danger(3000, 12, 1.2, 1, danger);
+            // hard labels too, so the loss is not at its minimum
+            for (i, r) in ts.result.iter_mut().enumerate() {
+                if i % 3 == 0 {
+                    *r = (i % 2) as f32;
+                }
+            }
+            let theta: Vec<f64> = truth.iter().map(|t| t * 0.7 + 5.0).collect();
+            if danger {
+                // both branches of q: attack sums below and above zero
+                let mut th = theta.clone();
+                th.push(0.0);
+                let d: Vec<f64> = (0..ts.len())
+                    .filter(|&i| ts.danger_scale[i] != 0.0)
+                    .flat_map(|i| ts.eval_padded(i, &th).1)
+                    .collect();
+                assert!(d.iter().filter(|&&x| x < -1.0).count() > 100, "negative D");
+                assert!(d.iter().filter(|&&x| x > 1.0).count() > 100, "positive D");
+            }
+            let (l, g) = ts.loss_grad(&theta, 1.2);
+            assert!((l - ts.loss(&theta, 1.2)).abs() < 1e-12);
+            for j in 0..theta.len() {
+                let h = 1e-3;
+                let mut a = theta.clone();
+                let mut b = theta.clone();
+                a[j] += h;
+                b[j] -= h;
+                let fd = (ts.loss(&a, 1.2) - ts.loss(&b, 1.2)) / (2.0 * h);
+                assert!(
+                    (fd - g[j]).abs() < 1e-9 + 1e-5 * g[j].abs(),
+                    "danger {danger}, param {j}: fd {fd} grad {}",
+                    g[j]
+                );
             }
         }
-        let theta: Vec<f64> = truth.iter().map(|t| t * 0.7 + 5.0).collect();
-        let (l, g) = ts.loss_grad(&theta, 1.2);
-        assert!((l - ts.loss(&theta, 1.2)).abs() < 1e-12);
-        for j in 0..theta.len() {
-            let h = 1e-3;
-            let mut a = theta.clone();
-            let mut b = theta.clone();
-            a[j] += h;
-            b[j] -= h;
-            let fd = (ts.loss(&a, 1.2) - ts.loss(&b, 1.2)) / (2.0 * h);
-            assert!(
-                (fd - g[j]).abs() < 1e-9 + 1e-5 * g[j].abs(),
-                "param {j}: fd {fd} grad {}",
-                g[j]
-            );
+    }
+
+    #[test]
+    fn sums_are_the_chunk_ordered_sum_of_sums_range() {
+        let (ts, truth) = synthetic_with_danger(2 * CHUNK + 77, 9, 1.1, 4, true);
+        let (l, g) = ts.sums(&truth, 1.1, true);
+        let parts: Vec<(f64, Vec<f64>)> = (0..3)
+            .map(|c| {
+                ts.sums_range(
+                    &truth,
+                    1.1,
+                    true,
+                    c * CHUNK..((c + 1) * CHUNK).min(ts.len()),
+                )
+            })
+            .collect();
+        let (l2, g2) = add_in_order(9, parts.iter().map(|(l, g)| (*l, g.as_slice())));
+        assert_eq!(l.to_bits(), l2.to_bits());
+        assert_eq!(g, g2);
+        assert!(ts.sums_range(&truth, 1.1, false, 0..10).1.is_empty());
+    }
+
+    #[test]
+    fn danger_forms_evaluate_like_the_trace() {
+        use crate::eval::Trace;
+        let params = EvalParams::default();
+        let space = eval_space(&params, "material.*,pst.rook.*.mg,tempo").unwrap();
+        let full = space.base.to_vec();
+        let mut local = vec![u32::MAX; full.len()];
+        for (l, &g) in space.selected.iter().enumerate() {
+            local[g] = l as u32;
+        }
+        let sel = |name: &str| space.genes().iter().position(|g| g.name == name).unwrap();
+        let global = |name: &str| space.selected[sel(name)] as u32;
+        let all = space.base.genes();
+        let unselected = all
+            .iter()
+            .position(|g| g.name.starts_with("pst.horse"))
+            .unwrap() as u32;
+        let (rook, cannon) = (global("material.rook.mg"), global("material.cannon.eg"));
+        let mut values = full.clone();
+        let mut theta: Vec<f64> = space.values().iter().map(|&v| v as f64).collect();
+        for (l, &g) in space.selected.iter().enumerate() {
+            values[g] += (l as i32 % 7) - 3;
+            theta[l] = values[g] as f64;
+        }
+        let mut ts = TraceSet::new();
+        let mut traces = vec![];
+        let (mut row, mut scratch) = (Row::default(), vec![]);
+        for (s, (red, black)) in [(1.0f32, -2.0f32), (-3.0, 0.5), (0.25, 4.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let t = Trace {
+                coeffs: vec![(rook, 2.0 * s as f32 + 1.0), (unselected, 1.5)],
+                constant: 12.5,
+                danger: [
+                    vec![(rook, red), (unselected, 1.0)],
+                    vec![(cannon, black), (unselected, -0.5)],
+                ],
+                danger_scale: 1.0 / 256.0,
+            };
+            encode(&t, &local, &full, &mut scratch, &mut row);
+            ts.push_row(&row, 0.5);
+            traces.push(t);
+        }
+        for (i, t) in traces.iter().enumerate() {
+            assert_eq!(ts.eval(i, &theta), t.dot(&values), "position {i}");
         }
     }
 
@@ -1063,6 +1739,142 @@ mod run_tests {
             text.push_str(&format!("{} [{:.4}]\n", pos.to_fen(), sigmoid(1.0, e)));
         }
         std::fs::write(path, text).unwrap();
+    }
+
+    /// Random-play positions of Xiangqi and of Jieqi deals.
+    fn random_positions(n: usize, seed: u64) -> Vec<Position> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|g| {
+                let mut pos = if g % 2 == 0 {
+                    Position::startpos()
+                } else {
+                    crate::core::arbiter::deal(seed + g as u64)
+                };
+                for _ in 0..rng.gen_range(0..80) {
+                    let ms = pos.legal_moves();
+                    if ms.is_empty() || pos.outcome().is_some() {
+                        break;
+                    }
+                    let m = ms.as_slice()[rng.gen_range(0..ms.len())];
+                    // a dark piece's move carries its true identity (the deal's hidden field)
+                    let m = crate::core::arbiter::true_move(&pos, m).unwrap();
+                    pos.make_move(m);
+                }
+                pos
+            })
+            .collect()
+    }
+
+    #[test]
+    fn compact_store_evaluates_like_the_trace() {
+        let positions = random_positions(300, 7);
+        let default = EvalParams::default();
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let random = default.from_vec(
+            &default
+                .specs()
+                .iter()
+                .map(|s| rng.gen_range(s.min..=s.max))
+                .collect::<Vec<i32>>(),
+        );
+        for params in [default, random] {
+            let values = params.to_vec();
+            for only in ["", "*", "jieqi.*,material.*.mg,pst.rook.*.eg,tempo"] {
+                let space = eval_space(&params, only).unwrap();
+                let labelled: Vec<(Position, f32)> =
+                    positions.iter().map(|p| (p.clone(), 0.5)).collect();
+                let ts = build_traces(&labelled, &space);
+                let theta: Vec<f64> = space.values().iter().map(|&v| v as f64).collect();
+                for (i, pos) in positions.iter().enumerate() {
+                    let t = crate::eval::trace(pos, &params);
+                    assert_eq!(
+                        ts.eval(i, &theta),
+                        t.dot(&values),
+                        "{only}: {}",
+                        pos.to_fen()
+                    );
+                }
+                if only.is_empty() {
+                    // Xiangqi's tapered pairs are whole counts: nothing on the fractional path
+                    let xq: Vec<usize> = (0..positions.len()).step_by(2).collect();
+                    assert!(xq.iter().all(|&i| ts.frac_off[i] == ts.frac_off[i + 1]));
+                    assert!(ts.uses.len() * 3 < positions.len() * 40 * 2);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lambda_one_learns_from_the_search_scores() {
+        let out = std::env::temp_dir().join(format!("xqtune-texel-lambda-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        // scores from the evaluation at known material values; results that say nothing
+        let base = EvalParams::default();
+        let space = eval_space(&base, "material.*").unwrap();
+        let mut truth_vec = base.to_vec();
+        for &g in &space.selected {
+            truth_vec[g] += truth_vec[g] / 4 + 30;
+        }
+        let truth = base.from_vec(&truth_vec);
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut text = String::new();
+        for pos in random_positions(1200, 12)
+            .iter()
+            .filter(|p| p.variant() == crate::core::Variant::Xiangqi)
+        {
+            let score = crate::eval::trace(pos, &truth).dot(&truth_vec).round() as i32;
+            let wdl = ["0.0", "0.5", "1.0"][rng.gen_range(0..3)];
+            text.push_str(&format!("{} | {score} | {wdl}\n", pos.to_fen()));
+        }
+        let data = out.join("scored.txt");
+        std::fs::write(&data, text).unwrap();
+        let args = |lambda: &str, file: &std::path::Path| {
+            T::parse_from([
+                "t",
+                "--data",
+                file.to_str().unwrap(),
+                "--only",
+                "material.*",
+                "--lambda",
+                lambda,
+                "--k",
+                "1.0",
+                "--epochs",
+                "40",
+                "--validation",
+                "0",
+                "--verify",
+                "none",
+                "--concurrency",
+                "2",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .a
+        };
+        let o = run_texel(&args("1", &data)).unwrap();
+        let best = o.best.unwrap();
+        let dist = |v: &[i32]| -> f64 {
+            v.iter()
+                .zip(&space.selected)
+                .map(|(&x, &g)| (x - truth_vec[g]).abs() as f64)
+                .sum()
+        };
+        let (d0, d1) = (dist(&space.values()), dist(&best));
+        assert!(d1 < 0.5 * d0, "distance to the truth {d0} -> {d1}");
+        // out of range, and rows without a score
+        let e = run_texel(&args("1.5", &data)).unwrap_err().to_string();
+        assert!(e.contains("--lambda 1.5"), "{e}");
+        let plain = out.join("plain.txt");
+        std::fs::write(
+            &plain,
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 [0.5]\n",
+        )
+        .unwrap();
+        let e = run_texel(&args("0.5", &plain)).unwrap_err().to_string();
+        assert!(e.contains("plain.txt:1") && e.contains("score"), "{e}");
+        std::fs::remove_dir_all(&out).unwrap();
     }
 
     #[test]
