@@ -13,9 +13,11 @@
 //! K is fitted first with Brent's method (argmin `BrentOpt`) at the starting parameters and then
 //! held fixed (K and the parameter scale are otherwise interchangeable); the parameters are then
 //! optimised with argmin's L-BFGS and a More-Thuente line search over `Vec<f64>`. One epoch = one
-//! L-BFGS iteration; train and validation losses are logged after each.
+//! L-BFGS iteration; train and validation losses are logged after each. For sets too large for
+//! a full pass per step, `--optimiser adam|adagrad` steps per mini-batch instead ([`super::adam`]).
 
 use super::TuneError;
+use super::adam::{self, Moments, Optimiser, Rule};
 use super::dataset::{self, DatasetError};
 use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
 use super::run::{self, CommonArgs, f};
@@ -58,6 +60,79 @@ pub struct TexelArgs {
     /// Use only the first N positions of the file.
     #[arg(long)]
     pub max_positions: Option<usize>,
+    /// How the parameters move: full-batch L-BFGS (one iteration per epoch), or mini-batch
+    /// Adam or AdaGrad (one epoch = one pass over the training positions in shuffled batches).
+    #[arg(long, value_enum, default_value_t = Optimiser::Lbfgs)]
+    pub optimiser: Optimiser,
+    /// Adam/AdaGrad: positions per batch, rounded up to whole chunks of 8192 [default: 16384].
+    #[arg(long)]
+    pub batch_size: Option<usize>,
+    /// Adam/AdaGrad: learning rate, about the centipawns a step moves a parameter
+    /// [default: 1 for adam, 10 for adagrad].
+    #[arg(long)]
+    pub lr: Option<f64>,
+    /// Adam: decay of the first moment [default: 0.9].
+    #[arg(long)]
+    pub beta1: Option<f64>,
+    /// Adam: decay of the second moment [default: 0.999].
+    #[arg(long)]
+    pub beta2: Option<f64>,
+    /// Adam/AdaGrad: added to the root of the second moment [default: 1e-8].
+    #[arg(long)]
+    pub eps: Option<f64>,
+}
+
+/// Positions per mini-batch unless `--batch-size` says otherwise (two chunks).
+pub const DEFAULT_BATCH: usize = 2 * CHUNK;
+
+impl TexelArgs {
+    /// Rejects optimiser flags out of range or given to an optimiser that does not read them
+    /// (a silently ignored `--lr` would make a run look tuned that was not).
+    pub fn check(&self) -> Result<(), TuneError> {
+        let bad = |m: String| Err(TuneError::Optimiser(m));
+        let o = self.optimiser;
+        let given = [
+            ("--batch-size", self.batch_size.is_some()),
+            ("--lr", self.lr.is_some()),
+            ("--beta1", self.beta1.is_some()),
+            ("--beta2", self.beta2.is_some()),
+            ("--eps", self.eps.is_some()),
+        ];
+        for (flag, set) in given {
+            let reads = match flag {
+                "--beta1" | "--beta2" => o == Optimiser::Adam,
+                _ => o.is_minibatch(),
+            };
+            if set && !reads {
+                return bad(format!(
+                    "{flag} does not apply to --optimiser {}",
+                    clap::ValueEnum::to_possible_value(&o)
+                        .map_or("?".into(), |v| v.get_name().to_string())
+                ));
+            }
+        }
+        if self.batch_size == Some(0) {
+            return bad("--batch-size must be at least 1 position".into());
+        }
+        if let Some(lr) = self.lr
+            && !(lr.is_finite() && lr > 0.0)
+        {
+            return bad(format!("--lr must be a positive number, not {lr}"));
+        }
+        for (flag, b) in [("--beta1", self.beta1), ("--beta2", self.beta2)] {
+            if let Some(b) = b
+                && !(0.0..1.0).contains(&b)
+            {
+                return bad(format!("{flag} must lie in [0, 1), not {b}"));
+            }
+        }
+        if let Some(e) = self.eps
+            && !(e.is_finite() && e > 0.0)
+        {
+            return bad(format!("--eps must be a positive number, not {e}"));
+        }
+        Ok(())
+    }
 }
 
 /// Texel's settings as `config.json` records them: the flags of [`TexelArgs`], field for field
@@ -70,6 +145,48 @@ pub struct TexelSettings {
     pub k: Option<f64>,
     pub memory: usize,
     pub max_positions: Option<usize>,
+    /// The optimiser and its constants (defaults: what runs written before they existed did).
+    #[serde(default)]
+    pub optimiser: Optimiser,
+    #[serde(default = "default_batch")]
+    pub batch_size: usize,
+    #[serde(default = "default_lr", with = "run::exact")]
+    pub lr: f64,
+    #[serde(default = "default_beta1", with = "run::exact")]
+    pub beta1: f64,
+    #[serde(default = "default_beta2", with = "run::exact")]
+    pub beta2: f64,
+    #[serde(default = "default_eps", with = "run::exact")]
+    pub eps: f64,
+}
+
+fn default_batch() -> usize {
+    DEFAULT_BATCH
+}
+fn default_lr() -> f64 {
+    Optimiser::Adam.default_lr()
+}
+fn default_beta1() -> f64 {
+    0.9
+}
+fn default_beta2() -> f64 {
+    0.999
+}
+fn default_eps() -> f64 {
+    1e-8
+}
+
+impl TexelSettings {
+    /// The mini-batch update rule these settings describe.
+    pub fn rule(&self) -> Rule {
+        Rule {
+            optimiser: self.optimiser,
+            lr: self.lr,
+            beta1: self.beta1,
+            beta2: self.beta2,
+            eps: self.eps,
+        }
+    }
 }
 
 impl From<&TexelArgs> for TexelSettings {
@@ -81,6 +198,12 @@ impl From<&TexelArgs> for TexelSettings {
             k: a.k,
             memory: a.memory,
             max_positions: a.max_positions,
+            optimiser: a.optimiser,
+            batch_size: a.batch_size.unwrap_or(DEFAULT_BATCH),
+            lr: a.lr.unwrap_or(a.optimiser.default_lr()),
+            beta1: a.beta1.unwrap_or_else(default_beta1),
+            beta2: a.beta2.unwrap_or_else(default_beta2),
+            eps: a.eps.unwrap_or_else(default_eps),
         }
     }
 }
@@ -173,28 +296,38 @@ impl TraceSet {
     pub fn sums(&self, theta: &[f64], k: f64, grad: bool) -> (f64, Vec<f64>) {
         let n = self.len();
         let p = if grad { theta.len() } else { 0 };
-        let scale = k * std::f64::consts::LN_10 / 400.0;
         let parts: Vec<(f64, Vec<f64>)> = (0..n.div_ceil(CHUNK))
             .into_par_iter()
-            .map(|c| {
-                let mut g = vec![0.0f64; p];
-                let mut l = 0.0f64;
-                for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
-                    let s = sigmoid(k, self.eval(i, theta));
-                    let r = self.result[i] as f64;
-                    l += (r - s).powi(2);
-                    if grad {
-                        let d = 2.0 * (s - r) * s * (1.0 - s) * scale;
-                        let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
-                        for j in a..b {
-                            g[self.idx[j] as usize] += d * self.val[j] as f64;
-                        }
-                    }
-                }
-                (l, g)
-            })
+            .map(|c| self.sums_range(theta, k, grad, c * CHUNK..((c + 1) * CHUNK).min(n)))
             .collect();
         add_in_order(p, parts.iter().map(|(l, g)| (*l, g.as_slice())))
+    }
+
+    /// The unscaled sums of [`TraceSet::sums`] over the positions `range`, sequentially in
+    /// position order (one chunk's share of a pass, or one chunk of a mini-batch).
+    pub fn sums_range(
+        &self,
+        theta: &[f64],
+        k: f64,
+        grad: bool,
+        range: std::ops::Range<usize>,
+    ) -> (f64, Vec<f64>) {
+        let scale = k * std::f64::consts::LN_10 / 400.0;
+        let mut g = vec![0.0f64; if grad { theta.len() } else { 0 }];
+        let mut l = 0.0f64;
+        for i in range {
+            let s = sigmoid(k, self.eval(i, theta));
+            let r = self.result[i] as f64;
+            l += (r - s).powi(2);
+            if grad {
+                let d = 2.0 * (s - r) * s * (1.0 - s) * scale;
+                let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+                for j in a..b {
+                    g[self.idx[j] as usize] += d * self.val[j] as f64;
+                }
+            }
+        }
+        (l, g)
     }
 }
 
@@ -205,6 +338,10 @@ pub const CHUNK: usize = 8192;
 /// Records of the data file per shard (a whole number of chunks): the unit a rank loads and
 /// reduces; shard partials are added in shard order.
 pub const SHARD: usize = 16 * CHUNK;
+
+/// Chunks per shard: a shard's training set (at most [`SHARD`] positions) has at most this
+/// many, so `shard · CHUNKS_PER_SHARD + c` names chunk `c` of that set uniquely in the file.
+pub const CHUNKS_PER_SHARD: usize = SHARD / CHUNK;
 
 /// `Σ` of the partials in the order given, starting from zero.
 fn add_in_order<'a>(p: usize, parts: impl Iterator<Item = (f64, &'a [f64])>) -> (f64, Vec<f64>) {
@@ -217,6 +354,21 @@ fn add_in_order<'a>(p: usize, parts: impl Iterator<Item = (f64, &'a [f64])>) -> 
         }
     }
     (loss, grad)
+}
+
+/// `Σ` of the partials (shards or chunks, from any ranks) in the order of their ids.
+fn add_partials(p: usize, mut parts: Vec<Partial>) -> (f64, Vec<f64>) {
+    parts.sort_by_key(|x| x.shard);
+    let parts: Vec<(f64, Vec<f64>)> = parts
+        .iter()
+        .map(|x| {
+            (
+                f64::from_bits(x.loss),
+                x.grad.iter().map(|&b| f64::from_bits(b)).collect(),
+            )
+        })
+        .collect();
+    add_in_order(p, parts.iter().map(|(l, g)| (*l, g.as_slice())))
 }
 
 /// What the optimiser minimises: a trace set, or the run's (possibly distributed) data.
@@ -249,9 +401,11 @@ pub struct Shard {
     pub val: TraceSet,
 }
 
-/// A shard's unscaled sums (floats as their bits: JSON would not round-trip every one).
+/// A shard's unscaled sums (floats as their bits: JSON would not round-trip every one), or in
+/// a mini-batch pass one chunk's.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Partial {
+    /// The shard's id, or the chunk's ([`CHUNKS_PER_SHARD`]) in a mini-batch pass.
     pub shard: usize,
     pub loss: u64,
     pub grad: Vec<u64>,
@@ -402,28 +556,88 @@ impl TexelData {
         if n == 0 {
             return (0.0, vec![0.0; p]);
         }
-        let mut parts = if self.distributed {
+        let parts = if self.distributed {
             crate::exec::texel_partials(self, part, theta, k, grad)
         } else {
             self.partials(part, theta, k, grad)
         };
-        parts.sort_by_key(|x| x.shard);
-        let parts: Vec<(f64, Vec<f64>)> = parts
-            .iter()
-            .map(|x| {
-                (
-                    f64::from_bits(x.loss),
-                    x.grad.iter().map(|&b| f64::from_bits(b)).collect(),
-                )
-            })
-            .collect();
-        let (l, g) = add_in_order(p, parts.iter().map(|(l, g)| (*l, g.as_slice())));
+        let (l, g) = add_partials(p, parts);
         let inv = 1.0 / n as f64;
         (l * inv, g.into_iter().map(|x| x * inv).collect())
     }
 
     pub fn loss(&self, part: Part, theta: &[f64], k: f64) -> f64 {
         self.loss_grad_of(part, theta, k, false).0
+    }
+
+    /// The training chunks of this process's shards: (chunk id, positions), the id as
+    /// [`CHUNKS_PER_SHARD`] defines it; the chunks are the ones [`TraceSet::sums`] sums.
+    pub fn train_chunks(&self) -> Vec<(usize, usize)> {
+        self.shards
+            .iter()
+            .flat_map(|s| {
+                let n = s.train.len();
+                (0..n.div_ceil(CHUNK))
+                    .map(move |c| (s.id * CHUNKS_PER_SHARD + c, CHUNK.min(n - c * CHUNK)))
+            })
+            .collect()
+    }
+
+    /// The loss and gradient sums of those of `chunks` that this process holds, one partial
+    /// per chunk (its id in `shard`), computed in parallel.
+    pub fn chunk_partials(&self, chunks: &[usize], theta: &[f64], k: f64) -> Vec<Partial> {
+        let held: Vec<(usize, &TraceSet, usize)> = chunks
+            .iter()
+            .filter_map(|&id| {
+                let s = self
+                    .shards
+                    .binary_search_by_key(&(id / CHUNKS_PER_SHARD), |s| s.id)
+                    .ok()?;
+                Some((id, &self.shards[s].train, id % CHUNKS_PER_SHARD))
+            })
+            .collect();
+        held.par_iter()
+            .map(|&(id, set, c)| {
+                let range = c * CHUNK..((c + 1) * CHUNK).min(set.len());
+                let (l, g) = set.sums_range(theta, k, true, range);
+                Partial {
+                    shard: id,
+                    loss: l.to_bits(),
+                    grad: g.iter().map(|x| x.to_bits()).collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// Mean loss and gradient over a mini-batch of training chunks holding `positions`
+    /// positions: the chunk partials of every rank added in chunk-id order, so the batch is
+    /// the same bits on any number of threads and ranks.
+    pub fn batch_loss_grad(
+        &self,
+        chunks: &[usize],
+        positions: usize,
+        theta: &[f64],
+        k: f64,
+    ) -> (f64, Vec<f64>) {
+        let parts = if self.distributed {
+            crate::exec::texel_chunk_partials(self, chunks, theta, k)
+        } else {
+            self.chunk_partials(chunks, theta, k)
+        };
+        let (l, g) = add_partials(theta.len(), parts);
+        let inv = 1.0 / positions.max(1) as f64;
+        (l * inv, g.into_iter().map(|x| x * inv).collect())
+    }
+
+    /// Every training chunk of the file (on every rank), in id order.
+    pub fn all_train_chunks(&self) -> Vec<(usize, usize)> {
+        let mut all = if self.distributed {
+            crate::exec::texel_train_chunks(self)
+        } else {
+            self.train_chunks()
+        };
+        all.sort_unstable();
+        all
     }
 }
 
@@ -702,11 +916,15 @@ pub struct TexelState {
     pub k: f64,
     pub start_vec: Vec<i32>,
     pub done: bool,
+    /// Adam's or AdaGrad's memory (absent under L-BFGS, whose checkpoints stay as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moments: Option<Moments>,
 }
 
 pub const LOG_HEADER: &str = "epoch,train_loss,val_loss,k,time_s";
 
-/// Texel tuning as a [`Tuner`]: one L-BFGS iteration per step, after K is fitted at the start.
+/// Texel tuning as a [`Tuner`]: one L-BFGS iteration or one mini-batch epoch per step, after K
+/// is fitted at the start.
 pub struct TexelTuner {
     settings: RunSettings<TexelSettings>,
     space: Space,
@@ -715,6 +933,9 @@ pub struct TexelTuner {
     /// Built at the first step, from the checkpoint's θ on a resumed run (with fresh L-BFGS
     /// memory: the correction pairs are not checkpointed).
     lbfgs: Option<LbfgsStepper>,
+    /// Mini-batch mode: every training chunk of the file (id, positions), gathered at the
+    /// first epoch.
+    chunks: Option<Vec<(usize, usize)>>,
 }
 
 impl TexelTuner {
@@ -757,6 +978,7 @@ impl TexelTuner {
             start: run.start.clone(),
             data: Arc::new(data),
             lbfgs: None,
+            chunks: None,
         })
     }
 }
@@ -813,6 +1035,7 @@ impl Tuner for TexelTuner {
             k,
             start_vec: self.start.to_vec(),
             done: false,
+            moments: None,
         };
         Ok((state, Some(vec!["0".into(), f(tl), f(vl), f(k)])))
     }
@@ -822,6 +1045,9 @@ impl Tuner for TexelTuner {
     }
 
     fn step(&mut self, state: &mut TexelState) -> Result<Option<Step>, TuneError> {
+        if self.settings.tuner.optimiser.is_minibatch() {
+            return Ok(Some(self.minibatch_epoch(state)));
+        }
         let lbfgs = match &mut self.lbfgs {
             Some(l) => l,
             None => self.lbfgs.insert(LbfgsStepper::new(
@@ -869,6 +1095,44 @@ impl Tuner for TexelTuner {
     }
 }
 
+impl TexelTuner {
+    /// One epoch of Adam or AdaGrad: every training chunk once, in the epoch's shuffled order,
+    /// in batches of `--batch-size` positions (whole chunks), one step per batch; then the
+    /// full training and validation losses for the log.
+    fn minibatch_epoch(&mut self, state: &mut TexelState) -> Step {
+        let data = &self.data;
+        let chunks = self.chunks.get_or_insert_with(|| data.all_train_chunks());
+        let s = &self.settings.tuner;
+        let rule = s.rule();
+        let bounds: Vec<(f64, f64)> = self
+            .space
+            .genes()
+            .iter()
+            .map(|g| (g.min as f64, g.max as f64))
+            .collect();
+        let moments = state
+            .moments
+            .get_or_insert_with(|| Moments::new(s.optimiser, state.theta.len()));
+        let order = adam::epoch_order(self.settings.common.seed, state.epoch, chunks.len());
+        for batch in order.chunks(s.batch_size.div_ceil(CHUNK).max(1)) {
+            // summed in id order whatever the shuffle, so the batch's bits do not depend on
+            // which rank holds which chunk
+            let mut ids: Vec<usize> = batch.iter().map(|&i| chunks[i].0).collect();
+            ids.sort_unstable();
+            let positions = batch.iter().map(|&i| chunks[i].1).sum();
+            let (_, grad) = data.batch_loss_grad(&ids, positions, &state.theta, state.k);
+            rule.step(moments, &mut state.theta, &grad, &bounds);
+        }
+        state.epoch += 1;
+        let tl = data.loss(Part::Train, &state.theta, state.k);
+        let vl = data.loss(Part::Val, &state.theta, state.k);
+        Step {
+            row: vec![state.epoch.to_string(), f(tl), f(vl), f(state.k)],
+            message: format!("train {tl:.6} val {vl:.6}"),
+        }
+    }
+}
+
 /// Ends the optimisation with argmin's result: the θ of lowest training loss.
 fn finish(lbfgs: &LbfgsStepper, state: &mut TexelState) {
     if let Some(best) = lbfgs.best() {
@@ -879,6 +1143,7 @@ fn finish(lbfgs: &LbfgsStepper, state: &mut TexelState) {
 
 /// `xqtune tune texel`.
 pub fn run_texel(args: &TexelArgs) -> Result<RunOutcome, TuneError> {
+    args.check()?;
     run::install_ctrlc();
     if args.common.resume.is_none() {
         if args.common.space != SpaceKind::Eval {
@@ -988,6 +1253,51 @@ mod tests {
         }
         let ls = losses.lock().unwrap();
         assert!(ls.len() >= 2 && ls.last().unwrap() < &ls[0]);
+    }
+
+    /// One shard of synthetic traces: training positions over several chunks, and validation.
+    fn synthetic_data(train: usize, val: usize, p: usize, seed: u64) -> (TexelData, Vec<f64>) {
+        let (all, truth) = synthetic(train + val, p, 1.0, seed);
+        let (mut t, mut v) = (TraceSet::new(), TraceSet::new());
+        for i in 0..all.len() {
+            let (a, b) = (all.offsets[i] as usize, all.offsets[i + 1] as usize);
+            let coeffs: Vec<(u32, f32)> = (a..b).map(|j| (all.idx[j], all.val[j])).collect();
+            let set = if i < train { &mut t } else { &mut v };
+            set.push(all.fixed[i], &coeffs, all.result[i]);
+        }
+        let data = TexelData {
+            shards: vec![Shard {
+                id: 0,
+                train: t,
+                val: v,
+            }],
+            train_len: train,
+            val_len: val,
+            distributed: false,
+        };
+        (data, truth)
+    }
+
+    #[test]
+    fn a_batch_of_every_chunk_is_the_full_pass() {
+        let (data, truth) = synthetic_data(3 * CHUNK + 100, 500, 8, 4);
+        let chunks = data.train_chunks();
+        let sizes: Vec<usize> = chunks.iter().map(|c| c.1).collect();
+        assert_eq!(sizes, [CHUNK, CHUNK, CHUNK, 100]);
+        let theta: Vec<f64> = truth.iter().map(|t| t + 10.0).collect();
+        let ids: Vec<usize> = chunks.iter().map(|c| c.0).collect();
+        let batch = data.batch_loss_grad(&ids, 3 * CHUNK + 100, &theta, 1.0);
+        assert_eq!(batch, data.loss_grad_of(Part::Train, &theta, 1.0, true));
+        // one chunk alone: that chunk's positions only
+        let one = data.batch_loss_grad(&[3], 100, &theta, 1.0);
+        let mut last = TraceSet::new();
+        let t = &data.shards[0].train;
+        for i in 3 * CHUNK..t.len() {
+            let (a, b) = (t.offsets[i] as usize, t.offsets[i + 1] as usize);
+            let c: Vec<(u32, f32)> = (a..b).map(|j| (t.idx[j], t.val[j])).collect();
+            last.push(t.fixed[i], &c, t.result[i]);
+        }
+        assert_eq!(one, last.loss_grad(&theta, 1.0));
     }
 
     #[test]
@@ -1148,5 +1458,121 @@ mod run_tests {
         let epochs: Vec<f64> = rows.iter().map(|r| r[0]).collect();
         assert!(epochs.windows(2).all(|w| w[1] == w[0] + 1.0), "{epochs:?}");
         std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    /// `write_dataset`'s positions repeated until the file spans several chunks (tracing
+    /// fresh random games for each line would cost far more).
+    fn write_big_dataset(path: &std::path::Path, unique: usize, lines: usize) {
+        write_dataset(path, unique);
+        let text = std::fs::read_to_string(path).unwrap();
+        let big: String = text
+            .lines()
+            .cycle()
+            .take(lines)
+            .flat_map(|l| [l, "\n"])
+            .collect();
+        std::fs::write(path, big).unwrap();
+    }
+
+    fn adam_args(data: &std::path::Path, out: &std::path::Path, seed: &str) -> TexelArgs {
+        T::parse_from([
+            "t",
+            "--data",
+            data.to_str().unwrap(),
+            "--optimiser",
+            "adam",
+            "--epochs",
+            "4",
+            "--seed",
+            seed,
+            "--batch-size",
+            "8192",
+            "--verify",
+            "none",
+            "--concurrency",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .a
+    }
+
+    /// `log.csv` without its time column.
+    fn log_without_time(dir: &std::path::Path) -> Vec<String> {
+        std::fs::read_to_string(dir.join("log.csv"))
+            .unwrap()
+            .lines()
+            .map(|l| l.rsplit_once(',').unwrap().0.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn adam_reduces_the_validation_loss_and_resumes_bit_for_bit() {
+        let out = std::env::temp_dir().join(format!("xqtune-texel-adam-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let data = out.join("d.txt");
+        // about 2.2 training chunks: three batches of one chunk per epoch, in shuffled order
+        write_big_dataset(&data, 1500, 2 * CHUNK + 4000);
+        let whole_out = out.join("whole");
+        let a = adam_args(&data, &whole_out, "9");
+        let whole = run_texel(&a).unwrap();
+        assert!(whole.finished);
+        let (_, rows) = crate::tune::plot::read_csv(&whole.dir.join("log.csv")).unwrap();
+        assert_eq!(rows.len(), 5, "epoch 0 and four epochs");
+        let (first, last) = (&rows[0], rows.last().unwrap());
+        assert!(last[2] < first[2], "validation {} -> {}", first[2], last[2]);
+        assert!(last[1] < first[1], "train {} -> {}", first[1], last[1]);
+        let st: TexelState = run::read_json(&whole.dir.join("checkpoints/state.json")).unwrap();
+        let m = st.moments.expect("Adam's moments in the checkpoint");
+        assert_eq!(m.steps, 4 * 3, "three batches per epoch");
+
+        // stopped after two epochs, then resumed: the same run
+        let cut_out = out.join("cut");
+        let b = adam_args(&data, &cut_out, "9");
+        let part =
+            driver::run(&b.common, TexelSettings::from(&b), TexelTuner::new, Some(2)).unwrap();
+        assert!(!part.finished);
+        let st: TexelState = run::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
+        assert_eq!((st.epoch, st.moments.map(|m| m.steps)), (2, Some(6)));
+        let mut r = b.clone();
+        r.common.resume = Some(part.dir.clone());
+        let resumed = run_texel(&r).unwrap();
+        assert!(resumed.finished);
+        assert_eq!(resumed.best, whole.best);
+        assert_eq!(
+            std::fs::read_to_string(part.dir.join("best.json")).unwrap(),
+            std::fs::read_to_string(whole.dir.join("best.json")).unwrap()
+        );
+        assert_eq!(log_without_time(&part.dir), log_without_time(&whole.dir));
+
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn bad_optimiser_flags_are_named() {
+        let err = |flags: &[&str]| {
+            let a = T::parse_from(["t"].iter().chain(flags)).a;
+            a.check().unwrap_err().to_string()
+        };
+        assert!(err(&["--optimiser", "adam", "--batch-size", "0"]).contains("--batch-size"));
+        assert!(err(&["--optimiser", "adam", "--lr", "0"]).contains("--lr"));
+        assert!(err(&["--optimiser", "adam", "--lr=-1"]).contains("--lr"));
+        assert!(err(&["--optimiser", "adam", "--beta1", "1"]).contains("--beta1"));
+        assert!(err(&["--optimiser", "adam", "--eps", "0"]).contains("--eps"));
+        let e = err(&["--lr", "0.5"]);
+        assert!(e.contains("--lr") && e.contains("lbfgs"), "{e}");
+        let e = err(&["--optimiser", "adagrad", "--beta2", "0.99"]);
+        assert!(e.contains("--beta2") && e.contains("adagrad"), "{e}");
+        let ok = T::parse_from(["t", "--optimiser", "adagrad", "--lr", "3"]).a;
+        assert!(ok.check().is_ok());
+    }
+
+    #[test]
+    fn settings_of_earlier_runs_read_as_lbfgs() {
+        let text = r#"{"data":"d.txt","epochs":5,"validation":0.1,"k":null,"memory":7,
+            "max_positions":null}"#;
+        let s: TexelSettings = serde_json::from_str(text).unwrap();
+        assert_eq!(s.optimiser, Optimiser::Lbfgs);
+        assert_eq!(s.batch_size, DEFAULT_BATCH);
     }
 }
