@@ -1,6 +1,7 @@
 #![cfg(feature = "mpi")]
 //! Many ranks, same results: `xqtune` under `mpirun -n 3` against one process, for `match`,
-//! `tune spsa|ga|texel` and `datagen`, and a worker rank killed mid-run, then `--resume`.
+//! `tune spsa|ga|texel` (Texel with L-BFGS and with Adam) and `datagen`, and a worker rank
+//! killed mid-run, then `--resume`.
 //! (Built with `--features mpi`; needs `mpirun` from OpenMPI.)
 
 use std::path::{Path, PathBuf};
@@ -120,7 +121,7 @@ fn match_gives_the_same_games_on_three_ranks() {
 #[test]
 fn tuners_and_datagen_give_the_same_results_on_three_ranks() {
     let d = scratch("tune");
-    let tuners: [(&str, &[&str]); 3] = [
+    let tuners: [(&str, &[&str]); 4] = [
         (
             "spsa",
             &[
@@ -169,6 +170,26 @@ fn tuners_and_datagen_give_the_same_results_on_three_ranks() {
                 "material.*,mobility.*",
             ],
         ),
+        (
+            "texel-adam",
+            // batches of 3 chunks drawn from the three ranks' shards
+            &[
+                "tune",
+                "texel",
+                "--data",
+                "datasets/ccpd-quiet.epd.gz",
+                "--max-positions",
+                "300000",
+                "--epochs",
+                "2",
+                "--only",
+                "material.*,mobility.*",
+                "--optimiser",
+                "adam",
+                "--batch-size",
+                "24576",
+            ],
+        ),
     ];
     for (name, args) in tuners {
         for ranks in [0, 3] {
@@ -186,7 +207,7 @@ fn tuners_and_datagen_give_the_same_results_on_three_ranks() {
                 "--out",
                 out.to_str().unwrap(),
             ]);
-            if name != "texel" {
+            if !name.starts_with("texel") {
                 a.extend(["--only", "mobility.*"]);
             }
             run(ranks, &a);

@@ -704,6 +704,30 @@ pub fn texel_partials(
     data.partials(part, theta, k, grad)
 }
 
+/// The training chunks (id, positions) of every rank's shards (in no particular order).
+pub fn texel_train_chunks(data: &TexelData) -> Vec<(usize, usize)> {
+    #[cfg(feature = "mpi")]
+    if distributed() {
+        return mpi::texel_train_chunks(data);
+    }
+    data.train_chunks()
+}
+
+/// The chunk partial sums of a mini-batch, each from the rank that holds the chunk (in no
+/// particular order: the caller sorts them).
+pub fn texel_chunk_partials(
+    data: &TexelData,
+    chunks: &[usize],
+    theta: &[f64],
+    k: f64,
+) -> Vec<Partial> {
+    #[cfg(feature = "mpi")]
+    if distributed() {
+        return mpi::texel_chunk_partials(data, chunks, theta, k);
+    }
+    data.chunk_partials(chunks, theta, k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,6 +57,15 @@ enum Msg {
         grad: bool,
     },
     TexelPartials(Vec<Partial>),
+    /// Texel, mini-batch mode: list your shards' training chunks.
+    TexelChunks,
+    TexelChunkList(Vec<(usize, usize)>),
+    /// Texel, mini-batch mode: the partial sums of those of these chunks you hold, at θ.
+    TexelBatch {
+        chunks: Vec<usize>,
+        theta: Vec<u64>,
+        k: u64,
+    },
     Stop,
 }
 
@@ -313,6 +322,20 @@ pub fn serve(threads: usize) -> anyhow::Result<()> {
                 };
                 send(0, &Msg::TexelPartials(parts));
             }
+            Ok(Event::Remote(_, Msg::TexelChunks)) => {
+                let list = texel.as_ref().map(TexelData::train_chunks);
+                send(0, &Msg::TexelChunkList(list.unwrap_or_default()));
+            }
+            Ok(Event::Remote(_, Msg::TexelBatch { chunks, theta, k })) => {
+                let theta: Vec<f64> = theta.into_iter().map(f64::from_bits).collect();
+                let parts = match &texel {
+                    Some(d) => {
+                        pool.install(|| d.chunk_partials(&chunks, &theta, f64::from_bits(k)))
+                    }
+                    None => Vec::new(),
+                };
+                send(0, &Msg::TexelPartials(parts));
+            }
             Ok(Event::Remote(_, Msg::Task { index, task })) => {
                 let tx = st.tx.clone();
                 pool.spawn(move || {
@@ -403,6 +426,50 @@ pub fn texel_partials(
         match rx.recv() {
             Ok(Event::Remote(_, Msg::TexelPartials(p))) => all.extend(p),
             _ => panic!("an unexpected executor message during a Texel pass"),
+        }
+    }
+    all
+}
+
+/// Rank 0: the training chunks of every rank's shards.
+pub fn texel_train_chunks(data: &TexelData) -> Vec<(usize, usize)> {
+    let st = state();
+    let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
+    for r in 1..st.size {
+        send(r, &Msg::TexelChunks);
+    }
+    let mut all = data.train_chunks();
+    for _ in 1..st.size {
+        match rx.recv() {
+            Ok(Event::Remote(_, Msg::TexelChunkList(c))) => all.extend(c),
+            _ => panic!("an unexpected executor message while listing Texel chunks"),
+        }
+    }
+    all
+}
+
+/// Rank 0: the partial sums of a mini-batch's chunks, each from the rank that holds it.
+pub fn texel_chunk_partials(
+    data: &TexelData,
+    chunks: &[usize],
+    theta: &[f64],
+    k: f64,
+) -> Vec<Partial> {
+    let st = state();
+    let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
+    let msg = Msg::TexelBatch {
+        chunks: chunks.to_vec(),
+        theta: theta.iter().map(|x| x.to_bits()).collect(),
+        k: k.to_bits(),
+    };
+    for r in 1..st.size {
+        send(r, &msg);
+    }
+    let mut all = data.chunk_partials(chunks, theta, k);
+    for _ in 1..st.size {
+        match rx.recv() {
+            Ok(Event::Remote(_, Msg::TexelPartials(p))) => all.extend(p),
+            _ => panic!("an unexpected executor message during a Texel batch"),
         }
     }
     all

@@ -3,7 +3,8 @@
 //! - [`space`]: which parameters are tuned (`--only` globs), their bounds and steps.
 //! - [`ga`]: adaptive genetic algorithm with self-play fitness.
 //! - [`spsa`]: simultaneous perturbation stochastic approximation (fishtest schedule).
-//! - [`texel`]: gradient tuning of the evaluation on labelled positions (argmin L-BFGS).
+//! - [`texel`]: gradient tuning of the evaluation on labelled positions (argmin L-BFGS),
+//!   or mini-batch Adam/AdaGrad from [`adam`] for sets too large for a full pass per step.
 //! - [`dataset`], [`datagen`]: labelled position files and self-play data generation.
 //! - [`driver`]: the one run driver (run folder, checkpoints, resume, log, verification,
 //!   report) behind the [`driver::Tuner`] trait that the three tuners implement.
@@ -11,6 +12,7 @@
 //!   from `play::stats`).
 //! - [`plot`], [`export`]: figures and tables from a run.
 
+pub mod adam;
 pub mod datagen;
 pub mod dataset;
 pub mod driver;

@@ -13,9 +13,11 @@
 //! K is fitted first with Brent's method (argmin `BrentOpt`) at the starting parameters and then
 //! held fixed (K and the parameter scale are otherwise interchangeable); the parameters are then
 //! optimised with argmin's L-BFGS and a More-Thuente line search over `Vec<f64>`. One epoch = one
-//! L-BFGS iteration; train and validation losses are logged after each.
+//! L-BFGS iteration; train and validation losses are logged after each. For sets too large for
+//! a full pass per step, `--optimiser adam|adagrad` steps per mini-batch instead ([`super::adam`]).
 
 use super::TuneError;
+use super::adam::{self, Moments, Optimiser, Rule};
 use super::dataset::{self, DatasetError};
 use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
 use super::run::{self, CommonArgs, f};
@@ -66,6 +68,79 @@ pub struct TexelArgs {
     /// rows when above 0.
     #[arg(long, default_value_t = 0.0)]
     pub lambda: f64,
+    /// How the parameters move: full-batch L-BFGS (one iteration per epoch), or mini-batch
+    /// Adam or AdaGrad (one epoch = one pass over the training positions in shuffled batches).
+    #[arg(long, value_enum, default_value_t = Optimiser::Lbfgs)]
+    pub optimiser: Optimiser,
+    /// Adam/AdaGrad: positions per batch, rounded up to whole chunks of 8192 [default: 16384].
+    #[arg(long)]
+    pub batch_size: Option<usize>,
+    /// Adam/AdaGrad: learning rate, about the centipawns a step moves a parameter
+    /// [default: 1 for adam, 10 for adagrad].
+    #[arg(long)]
+    pub lr: Option<f64>,
+    /// Adam: decay of the first moment [default: 0.9].
+    #[arg(long)]
+    pub beta1: Option<f64>,
+    /// Adam: decay of the second moment [default: 0.999].
+    #[arg(long)]
+    pub beta2: Option<f64>,
+    /// Adam/AdaGrad: added to the root of the second moment [default: 1e-8].
+    #[arg(long)]
+    pub eps: Option<f64>,
+}
+
+/// Positions per mini-batch unless `--batch-size` says otherwise (two chunks).
+pub const DEFAULT_BATCH: usize = 2 * CHUNK;
+
+impl TexelArgs {
+    /// Rejects optimiser flags out of range or given to an optimiser that does not read them
+    /// (a silently ignored `--lr` would make a run look tuned that was not).
+    pub fn check(&self) -> Result<(), TuneError> {
+        let bad = |m: String| Err(TuneError::Optimiser(m));
+        let o = self.optimiser;
+        let given = [
+            ("--batch-size", self.batch_size.is_some()),
+            ("--lr", self.lr.is_some()),
+            ("--beta1", self.beta1.is_some()),
+            ("--beta2", self.beta2.is_some()),
+            ("--eps", self.eps.is_some()),
+        ];
+        for (flag, set) in given {
+            let reads = match flag {
+                "--beta1" | "--beta2" => o == Optimiser::Adam,
+                _ => o.is_minibatch(),
+            };
+            if set && !reads {
+                return bad(format!(
+                    "{flag} does not apply to --optimiser {}",
+                    clap::ValueEnum::to_possible_value(&o)
+                        .map_or("?".into(), |v| v.get_name().to_string())
+                ));
+            }
+        }
+        if self.batch_size == Some(0) {
+            return bad("--batch-size must be at least 1 position".into());
+        }
+        if let Some(lr) = self.lr
+            && !(lr.is_finite() && lr > 0.0)
+        {
+            return bad(format!("--lr must be a positive number, not {lr}"));
+        }
+        for (flag, b) in [("--beta1", self.beta1), ("--beta2", self.beta2)] {
+            if let Some(b) = b
+                && !(0.0..1.0).contains(&b)
+            {
+                return bad(format!("{flag} must lie in [0, 1), not {b}"));
+            }
+        }
+        if let Some(e) = self.eps
+            && !(e.is_finite() && e > 0.0)
+        {
+            return bad(format!("--eps must be a positive number, not {e}"));
+        }
+        Ok(())
+    }
 }
 
 /// Texel's settings as `config.json` records them: the flags of [`TexelArgs`], field for field
@@ -81,6 +156,48 @@ pub struct TexelSettings {
     /// (Absent from run folders written before `--lambda`: results only.)
     #[serde(default)]
     pub lambda: f64,
+    /// The optimiser and its constants (defaults: what runs written before they existed did).
+    #[serde(default)]
+    pub optimiser: Optimiser,
+    #[serde(default = "default_batch")]
+    pub batch_size: usize,
+    #[serde(default = "default_lr", with = "run::exact")]
+    pub lr: f64,
+    #[serde(default = "default_beta1", with = "run::exact")]
+    pub beta1: f64,
+    #[serde(default = "default_beta2", with = "run::exact")]
+    pub beta2: f64,
+    #[serde(default = "default_eps", with = "run::exact")]
+    pub eps: f64,
+}
+
+fn default_batch() -> usize {
+    DEFAULT_BATCH
+}
+fn default_lr() -> f64 {
+    Optimiser::Adam.default_lr()
+}
+fn default_beta1() -> f64 {
+    0.9
+}
+fn default_beta2() -> f64 {
+    0.999
+}
+fn default_eps() -> f64 {
+    1e-8
+}
+
+impl TexelSettings {
+    /// The mini-batch update rule these settings describe.
+    pub fn rule(&self) -> Rule {
+        Rule {
+            optimiser: self.optimiser,
+            lr: self.lr,
+            beta1: self.beta1,
+            beta2: self.beta2,
+            eps: self.eps,
+        }
+    }
 }
 
 impl From<&TexelArgs> for TexelSettings {
@@ -93,6 +210,12 @@ impl From<&TexelArgs> for TexelSettings {
             memory: a.memory,
             max_positions: a.max_positions,
             lambda: a.lambda,
+            optimiser: a.optimiser,
+            batch_size: a.batch_size.unwrap_or(DEFAULT_BATCH),
+            lr: a.lr.unwrap_or(a.optimiser.default_lr()),
+            beta1: a.beta1.unwrap_or_else(default_beta1),
+            beta2: a.beta2.unwrap_or_else(default_beta2),
+            eps: a.eps.unwrap_or_else(default_eps),
         }
     }
 }
@@ -130,16 +253,44 @@ const KIND_MG: u16 = 2;
 /// An endgame value whose middlegame partner is not tuned: `n·(16 − phase)/16·θ[j]`.
 const KIND_EG: u16 = 3;
 
-/// A king-danger attack-weight use: `a·θ[idx]` in side `side`'s `D`.
+/// A king-danger attack-weight use: `a·θ[idx]` in side `side`'s `D`, in four bytes (the
+/// evaluation's attack weights are whole counts of palace hits).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct DangerUse {
-    a: f32,
-    idx: u16,
-    side: u16,
+    a: i16,
+    /// The parameter's index, and the side in the top bit.
+    key: u16,
 }
 
-const _: () = assert!(std::mem::size_of::<DangerUse>() == 8);
+const DANGER_SIDE_BIT: u16 = 1 << 15;
+
+impl DangerUse {
+    /// A use of `a` (a whole number in i16's range: the store keeps no fractions here).
+    fn new(side: usize, idx: u32, a: f32) -> DangerUse {
+        let n = a as i16;
+        assert!(
+            n as f32 == a && idx < DANGER_SIDE_BIT as u32,
+            "king-danger use {a} of parameter {idx}: the store keeps whole counts below 2^15"
+        );
+        DangerUse {
+            a: n,
+            key: idx as u16 | if side == 1 { DANGER_SIDE_BIT } else { 0 },
+        }
+    }
+
+    #[inline(always)]
+    fn idx(self) -> usize {
+        (self.key & !DANGER_SIDE_BIT) as usize
+    }
+
+    #[inline(always)]
+    fn side(self) -> usize {
+        (self.key >> 15) as usize
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<DangerUse>() == 4);
 
 /// Precomputed traces of a set of positions, restricted to the tuned parameters.
 ///
@@ -169,8 +320,8 @@ pub struct TraceSet {
     /// (`len + 1`), the uses, each side's untuned part of `D`, and the weight of `q(D)`.
     danger_off: Vec<u32>,
     danger: Vec<DangerUse>,
-    danger_fixed: Vec<[f64; 2]>,
-    danger_scale: Vec<f64>,
+    danger_fixed: Vec<[f32; 2]>,
+    danger_scale: Vec<f32>,
     /// Search scores (red's view, centipawns) blended into the labels with weight `lambda`;
     /// empty when the labels are the results alone.
     score: Vec<f32>,
@@ -305,11 +456,8 @@ impl TraceSet {
             ..Row::default()
         };
         for (side, form) in danger.iter().enumerate() {
-            row.danger.extend(form.iter().map(|&(i, a)| DangerUse {
-                a,
-                idx: i as u16,
-                side: side as u16,
-            }));
+            row.danger
+                .extend(form.iter().map(|&(i, a)| DangerUse::new(side, i, a)));
         }
         self.push_row(&row, result);
     }
@@ -337,12 +485,13 @@ impl TraceSet {
                 self.danger.extend_from_slice(&row.danger);
             }
             self.danger_off.push(self.danger.len() as u32);
+            // whole numbers and phase / 4096 in the evaluation's traces: exact in f32
             self.danger_fixed.push(if has_danger {
-                row.danger_fixed
+                row.danger_fixed.map(|x| x as f32)
             } else {
                 [0.0; 2]
             });
-            self.danger_scale.push(row.danger_scale);
+            self.danger_scale.push(row.danger_scale as f32);
         }
     }
 
@@ -443,12 +592,12 @@ impl TraceSet {
         }
         let mut d = [0.0; 2];
         if !self.danger_off.is_empty() && self.danger_scale[i] != 0.0 {
-            d = self.danger_fixed[i];
+            d = self.danger_fixed[i].map(f64::from);
             let (a, b) = (self.danger_off[i] as usize, self.danger_off[i + 1] as usize);
             for u in &self.danger[a..b] {
-                d[u.side as usize] += u.a as f64 * th[u.idx as usize];
+                d[u.side()] += u.a as f64 * th[u.idx()];
             }
-            e += self.danger_scale[i] * (danger_q(d[0]) - danger_q(d[1]));
+            e += self.danger_scale[i] as f64 * (danger_q(d[0]) - danger_q(d[1]));
         }
         (e, d)
     }
@@ -543,11 +692,11 @@ impl TraceSet {
                 g[self.frac_idx[j] as usize] += d * self.frac_val[j] as f64;
             }
             if !self.danger_off.is_empty() && self.danger_scale[i] != 0.0 {
-                let ds = d * self.danger_scale[i];
+                let ds = d * self.danger_scale[i] as f64;
                 let slope = [ds * danger_dq(dsum[0]), -ds * danger_dq(dsum[1])];
                 let (a, b) = (self.danger_off[i] as usize, self.danger_off[i + 1] as usize);
                 for u in &self.danger[a..b] {
-                    g[u.idx as usize] += slope[u.side as usize] * u.a as f64;
+                    g[u.idx()] += slope[u.side()] * u.a as f64;
                 }
             }
         }
@@ -564,6 +713,10 @@ pub const CHUNK: usize = 8192;
 /// reduces; shard partials are added in shard order.
 pub const SHARD: usize = 16 * CHUNK;
 
+/// Chunks per shard: a shard's training set (at most [`SHARD`] positions) has at most this
+/// many, so `shard · CHUNKS_PER_SHARD + c` names chunk `c` of that set uniquely in the file.
+pub const CHUNKS_PER_SHARD: usize = SHARD / CHUNK;
+
 /// `Σ` of the partials in the order given, starting from zero.
 fn add_in_order<'a>(p: usize, parts: impl Iterator<Item = (f64, &'a [f64])>) -> (f64, Vec<f64>) {
     let mut loss = 0.0;
@@ -575,6 +728,21 @@ fn add_in_order<'a>(p: usize, parts: impl Iterator<Item = (f64, &'a [f64])>) -> 
         }
     }
     (loss, grad)
+}
+
+/// `Σ` of the partials (shards or chunks, from any ranks) in the order of their ids.
+fn add_partials(p: usize, mut parts: Vec<Partial>) -> (f64, Vec<f64>) {
+    parts.sort_by_key(|x| x.shard);
+    let parts: Vec<(f64, Vec<f64>)> = parts
+        .iter()
+        .map(|x| {
+            (
+                f64::from_bits(x.loss),
+                x.grad.iter().map(|&b| f64::from_bits(b)).collect(),
+            )
+        })
+        .collect();
+    add_in_order(p, parts.iter().map(|(l, g)| (*l, g.as_slice())))
 }
 
 /// What the optimiser minimises: a trace set, or the run's (possibly distributed) data.
@@ -609,9 +777,11 @@ pub struct Shard {
     pub val: TraceSet,
 }
 
-/// A shard's unscaled sums (floats as their bits: JSON would not round-trip every one).
+/// A shard's unscaled sums (floats as their bits: JSON would not round-trip every one), or in
+/// a mini-batch pass one chunk's.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Partial {
+    /// The shard's id, or the chunk's ([`CHUNKS_PER_SHARD`]) in a mini-batch pass.
     pub shard: usize,
     pub loss: u64,
     pub grad: Vec<u64>,
@@ -784,28 +954,88 @@ impl TexelData {
         if n == 0 {
             return (0.0, vec![0.0; p]);
         }
-        let mut parts = if self.distributed {
+        let parts = if self.distributed {
             crate::exec::texel_partials(self, part, theta, k, grad)
         } else {
             self.partials(part, theta, k, grad)
         };
-        parts.sort_by_key(|x| x.shard);
-        let parts: Vec<(f64, Vec<f64>)> = parts
-            .iter()
-            .map(|x| {
-                (
-                    f64::from_bits(x.loss),
-                    x.grad.iter().map(|&b| f64::from_bits(b)).collect(),
-                )
-            })
-            .collect();
-        let (l, g) = add_in_order(p, parts.iter().map(|(l, g)| (*l, g.as_slice())));
+        let (l, g) = add_partials(p, parts);
         let inv = 1.0 / n as f64;
         (l * inv, g.into_iter().map(|x| x * inv).collect())
     }
 
     pub fn loss(&self, part: Part, theta: &[f64], k: f64) -> f64 {
         self.loss_grad_of(part, theta, k, false).0
+    }
+
+    /// The training chunks of this process's shards: (chunk id, positions), the id as
+    /// [`CHUNKS_PER_SHARD`] defines it; the chunks are the ones [`TraceSet::sums`] sums.
+    pub fn train_chunks(&self) -> Vec<(usize, usize)> {
+        self.shards
+            .iter()
+            .flat_map(|s| {
+                let n = s.train.len();
+                (0..n.div_ceil(CHUNK))
+                    .map(move |c| (s.id * CHUNKS_PER_SHARD + c, CHUNK.min(n - c * CHUNK)))
+            })
+            .collect()
+    }
+
+    /// The loss and gradient sums of those of `chunks` that this process holds, one partial
+    /// per chunk (its id in `shard`), computed in parallel.
+    pub fn chunk_partials(&self, chunks: &[usize], theta: &[f64], k: f64) -> Vec<Partial> {
+        let held: Vec<(usize, &TraceSet, usize)> = chunks
+            .iter()
+            .filter_map(|&id| {
+                let s = self
+                    .shards
+                    .binary_search_by_key(&(id / CHUNKS_PER_SHARD), |s| s.id)
+                    .ok()?;
+                Some((id, &self.shards[s].train, id % CHUNKS_PER_SHARD))
+            })
+            .collect();
+        held.par_iter()
+            .map(|&(id, set, c)| {
+                let range = c * CHUNK..((c + 1) * CHUNK).min(set.len());
+                let (l, g) = set.sums_range(theta, k, true, range);
+                Partial {
+                    shard: id,
+                    loss: l.to_bits(),
+                    grad: g.iter().map(|x| x.to_bits()).collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// Mean loss and gradient over a mini-batch of training chunks holding `positions`
+    /// positions: the chunk partials of every rank added in chunk-id order, so the batch is
+    /// the same bits on any number of threads and ranks.
+    pub fn batch_loss_grad(
+        &self,
+        chunks: &[usize],
+        positions: usize,
+        theta: &[f64],
+        k: f64,
+    ) -> (f64, Vec<f64>) {
+        let parts = if self.distributed {
+            crate::exec::texel_chunk_partials(self, chunks, theta, k)
+        } else {
+            self.chunk_partials(chunks, theta, k)
+        };
+        let (l, g) = add_partials(theta.len(), parts);
+        let inv = 1.0 / positions.max(1) as f64;
+        (l * inv, g.into_iter().map(|x| x * inv).collect())
+    }
+
+    /// Every training chunk of the file (on every rank), in id order.
+    pub fn all_train_chunks(&self) -> Vec<(usize, usize)> {
+        let mut all = if self.distributed {
+            crate::exec::texel_train_chunks(self)
+        } else {
+            self.train_chunks()
+        };
+        all.sort_unstable();
+        all
     }
 }
 
@@ -1066,11 +1296,7 @@ fn encode(
         for (side, form) in t.danger.iter().enumerate() {
             for &(i, a) in form {
                 match local.get(i as usize) {
-                    Some(&l) if l != u32::MAX => row.danger.push(DangerUse {
-                        a,
-                        idx: l as u16,
-                        side: side as u16,
-                    }),
+                    Some(&l) if l != u32::MAX => row.danger.push(DangerUse::new(side, l, a)),
                     Some(_) => row.danger_fixed[side] += a as f64 * full[i as usize] as f64,
                     None => {}
                 }
@@ -1269,11 +1495,15 @@ pub struct TexelState {
     pub k: f64,
     pub start_vec: Vec<i32>,
     pub done: bool,
+    /// Adam's or AdaGrad's memory (absent under L-BFGS, whose checkpoints stay as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moments: Option<Moments>,
 }
 
 pub const LOG_HEADER: &str = "epoch,train_loss,val_loss,k,time_s";
 
-/// Texel tuning as a [`Tuner`]: one L-BFGS iteration per step, after K is fitted at the start.
+/// Texel tuning as a [`Tuner`]: one L-BFGS iteration or one mini-batch epoch per step, after K
+/// is fitted at the start.
 pub struct TexelTuner {
     settings: RunSettings<TexelSettings>,
     space: Space,
@@ -1282,6 +1512,9 @@ pub struct TexelTuner {
     /// Built at the first step, from the checkpoint's θ on a resumed run (with fresh L-BFGS
     /// memory: the correction pairs are not checkpointed).
     lbfgs: Option<LbfgsStepper>,
+    /// Mini-batch mode: every training chunk of the file (id, positions), gathered at the
+    /// first epoch.
+    chunks: Option<Vec<(usize, usize)>>,
 }
 
 impl TexelTuner {
@@ -1322,11 +1555,20 @@ impl TexelTuner {
         } else {
             TexelData::load(&spec, &run.space, &|_| true)?
         };
+        let (held, bytes) = data.shards.iter().fold((0, 0), |(n, b), s| {
+            (
+                n + s.train.len() + s.val.len(),
+                b + s.train.bytes() + s.val.bytes(),
+            )
+        });
         println!(
-            "texel: {} train + {} validation positions, loaded and traced in {:.1}s",
+            "texel: {} train + {} validation positions, loaded and traced in {:.1}s; \
+             traces {:.0} MB here ({:.0} bytes per position)",
             data.train_len,
             data.val_len,
             t_load.elapsed().as_secs_f64(),
+            bytes as f64 / 1e6,
+            bytes as f64 / held.max(1) as f64,
         );
         Ok(TexelTuner {
             settings: run.settings.clone(),
@@ -1334,6 +1576,7 @@ impl TexelTuner {
             start: run.start.clone(),
             data: Arc::new(data),
             lbfgs: None,
+            chunks: None,
         })
     }
 }
@@ -1390,6 +1633,7 @@ impl Tuner for TexelTuner {
             k,
             start_vec: self.start.to_vec(),
             done: false,
+            moments: None,
         };
         Ok((state, Some(vec!["0".into(), f(tl), f(vl), f(k)])))
     }
@@ -1399,6 +1643,9 @@ impl Tuner for TexelTuner {
     }
 
     fn step(&mut self, state: &mut TexelState) -> Result<Option<Step>, TuneError> {
+        if self.settings.tuner.optimiser.is_minibatch() {
+            return Ok(Some(self.minibatch_epoch(state)));
+        }
         let lbfgs = match &mut self.lbfgs {
             Some(l) => l,
             None => self.lbfgs.insert(LbfgsStepper::new(
@@ -1446,6 +1693,44 @@ impl Tuner for TexelTuner {
     }
 }
 
+impl TexelTuner {
+    /// One epoch of Adam or AdaGrad: every training chunk once, in the epoch's shuffled order,
+    /// in batches of `--batch-size` positions (whole chunks), one step per batch; then the
+    /// full training and validation losses for the log.
+    fn minibatch_epoch(&mut self, state: &mut TexelState) -> Step {
+        let data = &self.data;
+        let chunks = self.chunks.get_or_insert_with(|| data.all_train_chunks());
+        let s = &self.settings.tuner;
+        let rule = s.rule();
+        let bounds: Vec<(f64, f64)> = self
+            .space
+            .genes()
+            .iter()
+            .map(|g| (g.min as f64, g.max as f64))
+            .collect();
+        let moments = state
+            .moments
+            .get_or_insert_with(|| Moments::new(s.optimiser, state.theta.len()));
+        let order = adam::epoch_order(self.settings.common.seed, state.epoch, chunks.len());
+        for batch in order.chunks(s.batch_size.div_ceil(CHUNK).max(1)) {
+            // summed in id order whatever the shuffle, so the batch's bits do not depend on
+            // which rank holds which chunk
+            let mut ids: Vec<usize> = batch.iter().map(|&i| chunks[i].0).collect();
+            ids.sort_unstable();
+            let positions = batch.iter().map(|&i| chunks[i].1).sum();
+            let (_, grad) = data.batch_loss_grad(&ids, positions, &state.theta, state.k);
+            rule.step(moments, &mut state.theta, &grad, &bounds);
+        }
+        state.epoch += 1;
+        let tl = data.loss(Part::Train, &state.theta, state.k);
+        let vl = data.loss(Part::Val, &state.theta, state.k);
+        Step {
+            row: vec![state.epoch.to_string(), f(tl), f(vl), f(state.k)],
+            message: format!("train {tl:.6} val {vl:.6}"),
+        }
+    }
+}
+
 /// Ends the optimisation with argmin's result: the θ of lowest training loss.
 fn finish(lbfgs: &LbfgsStepper, state: &mut TexelState) {
     if let Some(best) = lbfgs.best() {
@@ -1456,6 +1741,7 @@ fn finish(lbfgs: &LbfgsStepper, state: &mut TexelState) {
 
 /// `xqtune tune texel`.
 pub fn run_texel(args: &TexelArgs) -> Result<RunOutcome, TuneError> {
+    args.check()?;
     run::install_ctrlc();
     if args.common.resume.is_none() {
         if args.common.space != SpaceKind::Eval {
@@ -1524,8 +1810,10 @@ mod tests {
             };
             let m = rng.gen_range(1..6);
             let coeffs = form(&mut rng, m);
-            let forms = if danger && i % 2 == 1 {
-                [form(&mut rng, 2), form(&mut rng, 3)]
+            // attack weights are whole counts
+            let whole = |f: Vec<(u32, f32)>| f.into_iter().map(|(i, a)| (i, 2.0 * a)).collect();
+            let forms: [Vec<(u32, f32)>; 2] = if danger && i % 2 == 1 {
+                [whole(form(&mut rng, 2)), whole(form(&mut rng, 3))]
             } else {
                 [vec![], vec![]]
             };
@@ -1627,7 +1915,8 @@ mod tests {
         let mut ts = TraceSet::new();
         let mut traces = vec![];
         let (mut row, mut scratch) = (Row::default(), vec![]);
-        for (s, (red, black)) in [(1.0f32, -2.0f32), (-3.0, 0.5), (0.25, 4.0)]
+        // attack weights are whole counts (the folded, unselected ones need not be)
+        for (s, (red, black)) in [(1.0f32, -2.0f32), (-3.0, 1.0), (2.0, 4.0)]
             .into_iter()
             .enumerate()
         {
@@ -1673,6 +1962,40 @@ mod tests {
         }
         let ls = losses.lock().unwrap();
         assert!(ls.len() >= 2 && ls.last().unwrap() < &ls[0]);
+    }
+
+    /// One shard of synthetic traces: three full chunks and a short one of training positions
+    /// (the short one also returned alone), and validation positions.
+    fn synthetic_data(p: usize, seed: u64) -> (TexelData, TraceSet, Vec<f64>) {
+        let (full, truth) = synthetic(3 * CHUNK, p, 1.0, seed);
+        let (last, _) = synthetic(100, p, 1.0, seed + 1);
+        let (val, _) = synthetic(500, p, 1.0, seed + 2);
+        let data = TexelData {
+            shards: vec![Shard {
+                id: 0,
+                train: TraceSet::concat(&[full, last.clone()]),
+                val,
+            }],
+            train_len: 3 * CHUNK + 100,
+            val_len: 500,
+            distributed: false,
+        };
+        (data, last, truth)
+    }
+
+    #[test]
+    fn a_batch_of_every_chunk_is_the_full_pass() {
+        let (data, last, truth) = synthetic_data(8, 4);
+        let chunks = data.train_chunks();
+        let sizes: Vec<usize> = chunks.iter().map(|c| c.1).collect();
+        assert_eq!(sizes, [CHUNK, CHUNK, CHUNK, 100]);
+        let theta: Vec<f64> = truth.iter().map(|t| t + 10.0).collect();
+        let ids: Vec<usize> = chunks.iter().map(|c| c.0).collect();
+        let batch = data.batch_loss_grad(&ids, 3 * CHUNK + 100, &theta, 1.0);
+        assert_eq!(batch, data.loss_grad_of(Part::Train, &theta, 1.0, true));
+        // one chunk alone: that chunk's positions only
+        let one = data.batch_loss_grad(&[3], 100, &theta, 1.0);
+        assert_eq!(one, last.loss_grad(&theta, 1.0));
     }
 
     #[test]
@@ -1969,5 +2292,121 @@ mod run_tests {
         let epochs: Vec<f64> = rows.iter().map(|r| r[0]).collect();
         assert!(epochs.windows(2).all(|w| w[1] == w[0] + 1.0), "{epochs:?}");
         std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    /// `write_dataset`'s positions repeated until the file spans several chunks (tracing
+    /// fresh random games for each line would cost far more).
+    fn write_big_dataset(path: &std::path::Path, unique: usize, lines: usize) {
+        write_dataset(path, unique);
+        let text = std::fs::read_to_string(path).unwrap();
+        let big: String = text
+            .lines()
+            .cycle()
+            .take(lines)
+            .flat_map(|l| [l, "\n"])
+            .collect();
+        std::fs::write(path, big).unwrap();
+    }
+
+    fn adam_args(data: &std::path::Path, out: &std::path::Path, seed: &str) -> TexelArgs {
+        T::parse_from([
+            "t",
+            "--data",
+            data.to_str().unwrap(),
+            "--optimiser",
+            "adam",
+            "--epochs",
+            "4",
+            "--seed",
+            seed,
+            "--batch-size",
+            "8192",
+            "--verify",
+            "none",
+            "--concurrency",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .a
+    }
+
+    /// `log.csv` without its time column.
+    fn log_without_time(dir: &std::path::Path) -> Vec<String> {
+        std::fs::read_to_string(dir.join("log.csv"))
+            .unwrap()
+            .lines()
+            .map(|l| l.rsplit_once(',').unwrap().0.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn adam_reduces_the_validation_loss_and_resumes_bit_for_bit() {
+        let out = std::env::temp_dir().join(format!("xqtune-texel-adam-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let data = out.join("d.txt");
+        // about 2.2 training chunks: three batches of one chunk per epoch, in shuffled order
+        write_big_dataset(&data, 1500, 2 * CHUNK + 4000);
+        let whole_out = out.join("whole");
+        let a = adam_args(&data, &whole_out, "9");
+        let whole = run_texel(&a).unwrap();
+        assert!(whole.finished);
+        let (_, rows) = crate::tune::plot::read_csv(&whole.dir.join("log.csv")).unwrap();
+        assert_eq!(rows.len(), 5, "epoch 0 and four epochs");
+        let (first, last) = (&rows[0], rows.last().unwrap());
+        assert!(last[2] < first[2], "validation {} -> {}", first[2], last[2]);
+        assert!(last[1] < first[1], "train {} -> {}", first[1], last[1]);
+        let st: TexelState = run::read_json(&whole.dir.join("checkpoints/state.json")).unwrap();
+        let m = st.moments.expect("Adam's moments in the checkpoint");
+        assert_eq!(m.steps, 4 * 3, "three batches per epoch");
+
+        // stopped after two epochs, then resumed: the same run
+        let cut_out = out.join("cut");
+        let b = adam_args(&data, &cut_out, "9");
+        let part =
+            driver::run(&b.common, TexelSettings::from(&b), TexelTuner::new, Some(2)).unwrap();
+        assert!(!part.finished);
+        let st: TexelState = run::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
+        assert_eq!((st.epoch, st.moments.map(|m| m.steps)), (2, Some(6)));
+        let mut r = b.clone();
+        r.common.resume = Some(part.dir.clone());
+        let resumed = run_texel(&r).unwrap();
+        assert!(resumed.finished);
+        assert_eq!(resumed.best, whole.best);
+        assert_eq!(
+            std::fs::read_to_string(part.dir.join("best.json")).unwrap(),
+            std::fs::read_to_string(whole.dir.join("best.json")).unwrap()
+        );
+        assert_eq!(log_without_time(&part.dir), log_without_time(&whole.dir));
+
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn bad_optimiser_flags_are_named() {
+        let err = |flags: &[&str]| {
+            let a = T::parse_from(["t"].iter().chain(flags)).a;
+            a.check().unwrap_err().to_string()
+        };
+        assert!(err(&["--optimiser", "adam", "--batch-size", "0"]).contains("--batch-size"));
+        assert!(err(&["--optimiser", "adam", "--lr", "0"]).contains("--lr"));
+        assert!(err(&["--optimiser", "adam", "--lr=-1"]).contains("--lr"));
+        assert!(err(&["--optimiser", "adam", "--beta1", "1"]).contains("--beta1"));
+        assert!(err(&["--optimiser", "adam", "--eps", "0"]).contains("--eps"));
+        let e = err(&["--lr", "0.5"]);
+        assert!(e.contains("--lr") && e.contains("lbfgs"), "{e}");
+        let e = err(&["--optimiser", "adagrad", "--beta2", "0.99"]);
+        assert!(e.contains("--beta2") && e.contains("adagrad"), "{e}");
+        let ok = T::parse_from(["t", "--optimiser", "adagrad", "--lr", "3"]).a;
+        assert!(ok.check().is_ok());
+    }
+
+    #[test]
+    fn settings_of_earlier_runs_read_as_lbfgs() {
+        let text = r#"{"data":"d.txt","epochs":5,"validation":0.1,"k":null,"memory":7,
+            "max_positions":null}"#;
+        let s: TexelSettings = serde_json::from_str(text).unwrap();
+        assert_eq!(s.optimiser, Optimiser::Lbfgs);
+        assert_eq!(s.batch_size, DEFAULT_BATCH);
     }
 }
