@@ -45,7 +45,8 @@ use std::time::Instant;
 pub struct TexelArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Labelled positions (`FEN | 1-0` lines, optionally gzipped); see `xqtune datagen`.
+    /// Labelled positions (`FEN | score | wdl` as `xqtune datagen` writes them, `FEN | 1-0` and the
+    /// other formats of `tune::dataset`; optionally gzipped).
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// L-BFGS iterations.
@@ -1253,26 +1254,21 @@ fn encode(
                     took,
                 )
             }
-            (LayoutPart::Mg, None) => (
-                (mg != 0.0)
-                    .then(|| whole((c as f64 / mg).round(), &[(c, mg)]))
-                    .flatten()
-                    .map(|n| Use {
-                        key: key(l, KIND_MG),
-                        n,
-                    }),
-                1,
-            ),
-            (LayoutPart::Eg, _) => (
-                (eg != 0.0)
-                    .then(|| whole((c as f64 / eg).round(), &[(c, eg)]))
-                    .flatten()
-                    .map(|n| Use {
-                        key: key(l, KIND_EG),
-                        n,
-                    }),
-                1,
-            ),
+            // a half of a pair whose partner is not tuned (or not in the trace)
+            (LayoutPart::Mg, None) | (LayoutPart::Eg, _) => {
+                let (w, k) = if kind == LayoutPart::Mg {
+                    (mg, KIND_MG)
+                } else {
+                    (eg, KIND_EG)
+                };
+                (
+                    (w != 0.0)
+                        .then(|| whole((c as f64 / w).round(), &[(c, w)]))
+                        .flatten()
+                        .map(|n| Use { key: key(l, k), n }),
+                    1,
+                )
+            }
             (LayoutPart::Plain, _) => (
                 whole(c as f64, &[(c, 1.0)]).map(|n| Use {
                     key: key(l, KIND_PLAIN),
