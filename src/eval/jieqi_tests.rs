@@ -105,10 +105,11 @@ fn jieqi_terms_are_used_only_by_jieqi_positions() {
     let pos = Position::from_fen_variant(fen, crate::core::Variant::Jieqi).expect("valid");
     let mut v = p.to_vec();
     let adv = flat_index(&p, "jieqi.material.advisor.mg");
-    v[adv] += 40;
-    v[adv + 1] += 40;
+    // (down, not up: a tuned value may sit on its upper bound)
+    v[adv] -= 40;
+    v[adv + 1] -= 40;
     let q = p.from_vec(&v);
-    assert_eq!(evaluate_red(&pos, &q), evaluate_red(&pos, &p) + 40);
+    assert_eq!(evaluate_red(&pos, &q), evaluate_red(&pos, &p) - 40);
     // The advisor table covers e6.
     let e6 = flat_index(&p, "jieqi.pst.advisor.e6.eg");
     let mut w = p.to_vec();
@@ -320,15 +321,22 @@ fn jedited(from: &str, to: &str) -> String {
 
 #[test]
 fn jieqi_file_errors_name_the_key() {
+    // The material lines as the embedded file has them (their values are tuned).
+    let line = |start: &str| {
+        JIEQI_DEFAULT_JSON
+            .lines()
+            .find(|l| l.trim_start().starts_with(start))
+            .unwrap_or_else(|| panic!("a line starting {start}"))
+    };
+    let pawn = line("\"pawn\": {\"v\": [");
     assert_error!(
-        jerr(&jedited(
-            ",\n    \"pawn\": {\"v\": [40, 55], \"min\": 0, \"max\": 300, \"step\": 5}",
-            "",
-        )),
+        jerr(&jedited(&format!(",\n{pawn}"), "")),
         ParamsError::MissingKey(k) if k == "material.pawn"
     );
+    let advisor = line("\"advisor\": {\"v\": [");
+    let values = &advisor[advisor.find('[').unwrap()..=advisor.find(']').unwrap()];
     let e = assert_error!(
-        jerr(&jedited("\"advisor\": {\"v\": [200, 200]", "\"advisor\": {\"v\": [200, 900]")),
+        jerr(&jedited(advisor, &advisor.replace(values, "[200, 900]"))),
         ParamsError::OutOfBounds { key, value: 900, .. } if key == "material.advisor.eg"
     );
     assert!(e.to_string().contains("material.advisor.eg"), "{e}");
