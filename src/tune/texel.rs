@@ -243,7 +243,6 @@ const _: () = assert!(std::mem::size_of::<Use>() == 4);
 const _: () = assert!(crate::eval::layout::NALL < 1 << KIND_SHIFT);
 
 const KIND_SHIFT: u32 = 14;
-const INDEX_MASK: u16 = (1 << KIND_SHIFT) - 1;
 /// A tapered pair, the middlegame value at `j` and the endgame value at `j + 1`:
 /// `n·(phase·θ[j] + (16 − phase)·θ[j+1]) / 16`, the form of the tapered evaluation.
 const KIND_PAIR: u16 = 0;
@@ -562,43 +561,56 @@ impl TraceSet {
 
     /// Evaluation of position `i` at `theta` (red's view).
     pub fn eval(&self, i: usize, theta: &[f64]) -> f64 {
-        let mut th = theta.to_vec();
-        th.push(0.0);
-        self.eval_padded(i, &th).0
+        self.eval_at(i, &KeyValues::new(theta), theta).0
     }
 
-    /// The weights `(a, b)` of `θ[j]` and `θ[j+1]` per use kind at position `i`'s phase.
-    #[inline]
-    fn weights(&self, i: usize) -> [(f64, f64); 4] {
-        let mg = self.phase[i] as f64 / PHASE_MAX as f64;
-        let eg = 1.0 - mg;
-        [(mg, eg), (1.0, 0.0), (mg, 0.0), (eg, 0.0)]
-    }
-
-    /// The evaluation of position `i` and its two king-danger sums `D`, at `th` = θ with one
-    /// zero appended (a use that is not a pair reads `θ[j+1]` with weight 0: no branch).
-    #[inline]
-    fn eval_padded(&self, i: usize, th: &[f64]) -> (f64, [f64; 2]) {
-        let w = self.weights(i);
-        let mut e = self.fixed[i];
-        let (a, b) = (self.use_off[i] as usize, self.use_off[i + 1] as usize);
-        for u in &self.uses[a..b] {
-            let j = (u.key & INDEX_MASK) as usize;
-            let (x, y) = w[(u.key >> KIND_SHIFT) as usize];
-            e += u.n as f64 * (x * th[j] + y * th[j + 1]);
+    /// The evaluation of position `i` and its two king-danger sums `D`, at θ given both as
+    /// values by use key (`kv`) and plainly (`theta`, for the fractional and danger uses).
+    ///
+    /// A use adds `n·(mg·v₀ + eg·v₁)` with `(v₀, v₁)` its key's values, so the middlegame and
+    /// endgame sums are kept apart and blended once; two pairs of accumulators take alternate
+    /// uses, so the sums do not wait on one another (the loop's latency chain).
+    #[inline(always)]
+    fn eval_at(&self, i: usize, kv: &KeyValues, theta: &[f64]) -> (f64, [f64; 2]) {
+        let kv = &*kv.0;
+        let (lo, hi) = (self.use_off[i] as usize, self.use_off[i + 1] as usize);
+        let uses = &self.uses[lo..hi];
+        let (mut m0, mut e0, mut m1, mut e1) = (0.0, 0.0, 0.0, 0.0);
+        let mut two = uses.chunks_exact(2);
+        for u in &mut two {
+            let (v, w) = (kv[u[0].key as usize], kv[u[1].key as usize]);
+            let (n, o) = (u[0].n as f64, u[1].n as f64);
+            m0 += n * v[0];
+            e0 += n * v[1];
+            m1 += o * w[0];
+            e1 += o * w[1];
         }
+        if let [u] = two.remainder() {
+            let v = kv[u.key as usize];
+            m0 += u.n as f64 * v[0];
+            e0 += u.n as f64 * v[1];
+        }
+        let mg = self.phase[i] as f64 / PHASE_MAX as f64;
+        let mut e = self.fixed[i] + mg * (m0 + m1) + (1.0 - mg) * (e0 + e1);
         let (a, b) = (self.frac_off[i] as usize, self.frac_off[i + 1] as usize);
         for j in a..b {
-            e += self.frac_val[j] as f64 * th[self.frac_idx[j] as usize];
+            e += self.frac_val[j] as f64 * theta[self.frac_idx[j] as usize];
         }
         let mut d = [0.0; 2];
         if !self.danger_off.is_empty() && self.danger_scale[i] != 0.0 {
-            d = self.danger_fixed[i].map(f64::from);
+            let [mut r, mut k] = self.danger_fixed[i].map(f64::from);
             let (a, b) = (self.danger_off[i] as usize, self.danger_off[i + 1] as usize);
             for u in &self.danger[a..b] {
-                d[u.side()] += u.a as f64 * th[u.idx()];
+                let x = u.a as f64 * theta[u.idx()];
+                // a select, not an indexed store: no chain through memory
+                if u.side() == 0 {
+                    r += x;
+                } else {
+                    k += x;
+                }
             }
-            e += self.danger_scale[i] as f64 * (danger_q(d[0]) - danger_q(d[1]));
+            d = [r, k];
+            e += self.danger_scale[i] as f64 * (danger_q(r) - danger_q(k));
         }
         (e, d)
     }
@@ -634,9 +646,13 @@ impl TraceSet {
     fn sums_by(&self, theta: &[f64], k: f64, grad: bool, blend: bool) -> (f64, Vec<f64>) {
         let n = self.len();
         let p = if grad { theta.len() } else { 0 };
+        let kv = KeyValues::new(theta);
         let parts: Vec<(f64, Vec<f64>)> = (0..n.div_ceil(CHUNK))
             .into_par_iter()
-            .map(|c| self.sums_range_by(theta, k, grad, c * CHUNK..((c + 1) * CHUNK).min(n), blend))
+            .map(|c| {
+                let range = c * CHUNK..((c + 1) * CHUNK).min(n);
+                self.sums_range_at(&kv, theta, k, grad, range, blend)
+            })
             .collect();
         add_in_order(p, parts.iter().map(|(l, g)| (*l, g.as_slice())))
     }
@@ -662,47 +678,125 @@ impl TraceSet {
         range: std::ops::Range<usize>,
         blend: bool,
     ) -> (f64, Vec<f64>) {
+        self.sums_range_at(&KeyValues::new(theta), theta, k, grad, range, blend)
+    }
+
+    /// [`TraceSet::sums_range_by`] with θ's values by key already laid out (once per pass,
+    /// shared by the chunks).
+    fn sums_range_at(
+        &self,
+        kv: &KeyValues,
+        theta: &[f64],
+        k: f64,
+        grad: bool,
+        range: std::ops::Range<usize>,
+        blend: bool,
+    ) -> (f64, Vec<f64>) {
         let p = theta.len();
         let scale = k * std::f64::consts::LN_10 / 400.0;
-        let mut th = Vec::with_capacity(p + 1);
-        th.extend_from_slice(theta);
-        th.push(0.0);
-        // one extra slot takes the zero-weighted `θ[j+1]` terms of unpaired uses
-        let mut g = if grad { vec![0.0f64; p + 1] } else { vec![] };
         let mut l = 0.0f64;
-        for i in range {
-            let (e, dsum) = self.eval_padded(i, &th);
-            let s = sigmoid(k, e);
-            let r = self.label(i, k, blend);
-            l += (r - s) * (r - s);
-            if !grad {
-                continue;
+        if !grad {
+            for i in range {
+                let s = sigmoid(k, self.eval_at(i, kv, theta).0);
+                let r = self.label(i, k, blend);
+                l += (r - s) * (r - s);
             }
-            let d = 2.0 * (s - r) * s * (1.0 - s) * scale;
-            let w = self.weights(i);
-            let (a, b) = (self.use_off[i] as usize, self.use_off[i + 1] as usize);
-            for u in &self.uses[a..b] {
-                let j = (u.key & INDEX_MASK) as usize;
-                let (x, y) = w[(u.key >> KIND_SHIFT) as usize];
-                let c = d * u.n as f64;
-                g[j] += c * x;
-                g[j + 1] += c * y;
-            }
-            let (a, b) = (self.frac_off[i] as usize, self.frac_off[i + 1] as usize);
-            for j in a..b {
-                g[self.frac_idx[j] as usize] += d * self.frac_val[j] as f64;
-            }
-            if !self.danger_off.is_empty() && self.danger_scale[i] != 0.0 {
-                let ds = d * self.danger_scale[i] as f64;
-                let slope = [ds * danger_dq(dsum[0]), -ds * danger_dq(dsum[1])];
-                let (a, b) = (self.danger_off[i] as usize, self.danger_off[i + 1] as usize);
-                for u in &self.danger[a..b] {
-                    g[u.idx()] += slope[u.side()] * u.a as f64;
+            return (l, vec![]);
+        }
+        let mut g = vec![0.0f64; p];
+        KEY_GRAD.with_borrow_mut(|kg| {
+            let kg = kg.get_or_insert_with(key_slots);
+            for i in range {
+                let (e, dsum) = self.eval_at(i, kv, theta);
+                let s = sigmoid(k, e);
+                let r = self.label(i, k, blend);
+                l += (r - s) * (r - s);
+                let d = 2.0 * (s - r) * s * (1.0 - s) * scale;
+                // the key's values take `n·(mg·d, eg·d)`; `KeyValues::gradient` maps them to θ
+                let dm = d * self.phase[i] as f64 / PHASE_MAX as f64;
+                let de = d - dm;
+                let (a, b) = (self.use_off[i] as usize, self.use_off[i + 1] as usize);
+                for u in &self.uses[a..b] {
+                    let n = u.n as f64;
+                    let slot = &mut kg[u.key as usize];
+                    slot[0] += n * dm;
+                    slot[1] += n * de;
+                }
+                let (a, b) = (self.frac_off[i] as usize, self.frac_off[i + 1] as usize);
+                for j in a..b {
+                    g[self.frac_idx[j] as usize] += d * self.frac_val[j] as f64;
+                }
+                if !self.danger_off.is_empty() && self.danger_scale[i] != 0.0 {
+                    let ds = d * self.danger_scale[i] as f64;
+                    let slope = [ds * danger_dq(dsum[0]), -ds * danger_dq(dsum[1])];
+                    let (a, b) = (self.danger_off[i] as usize, self.danger_off[i + 1] as usize);
+                    for u in &self.danger[a..b] {
+                        // a plain use's slot: its two halves add up to `∂L/∂θ`
+                        kg[((KIND_PLAIN << KIND_SHIFT) | u.idx() as u16) as usize][0] +=
+                            slope[u.side()] * u.a as f64;
+                    }
                 }
             }
-        }
-        g.truncate(p);
+            KeyValues::gradient(kg, &mut g);
+        });
         (l, g)
+    }
+}
+
+thread_local! {
+    /// Each thread's gradient by use key, all zero between chunks: [`KeyValues::gradient`]
+    /// clears the slots it reads, the only ones a chunk writes.
+    static KEY_GRAD: std::cell::RefCell<Option<Box<[[f64; 2]; 1 << 16]>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// One `[f64; 2]` per u16 key, zeroed (pages the allocator hands out untouched: only the
+/// slots of tuned indices are ever written).
+fn key_slots() -> Box<[[f64; 2]; 1 << 16]> {
+    vec![[0.0; 2]; 1 << 16]
+        .into_boxed_slice()
+        .try_into()
+        .expect("1 << 16 slots")
+}
+
+/// θ laid out by use key (kind in the top bits, index below): the middlegame and endgame
+/// values `(v₀, v₁)` a use's count multiplies, so that every kind is one load and two
+/// products, blended by the phase once per position. A pair reads `(θ[j], θ[j+1])`, a
+/// middlegame value `(θ[j], 0)`, an endgame value `(0, θ[j])` and a plain value `(θ[j],
+/// θ[j])` (the phase weights add up to one). Every u16 key has a slot, so no load is
+/// bounds-checked; only the slots of tuned indices are ever written or read.
+struct KeyValues(Box<[[f64; 2]; 1 << 16]>);
+
+impl KeyValues {
+    fn new(theta: &[f64]) -> KeyValues {
+        let mut v = key_slots();
+        for (j, &t) in theta.iter().enumerate() {
+            let next = theta.get(j + 1).copied().unwrap_or(0.0);
+            let slot = |kind: u16| ((kind as usize) << KIND_SHIFT) | j;
+            v[slot(KIND_PAIR)] = [t, next];
+            v[slot(KIND_PLAIN)] = [t, t];
+            v[slot(KIND_MG)] = [t, 0.0];
+            v[slot(KIND_EG)] = [0.0, t];
+        }
+        KeyValues(v)
+    }
+
+    /// Adds to `g` (θ's gradient) what the key slots `kg` gathered, `∂L/∂(v₀, v₁)` per key,
+    /// by the chain rule through the layout of [`KeyValues::new`], in index order, and
+    /// zeroes those slots.
+    fn gradient(kg: &mut [[f64; 2]; 1 << 16], g: &mut [f64]) {
+        let p = g.len();
+        for j in 0..p {
+            let mut take = |kind: u16| std::mem::take(&mut kg[((kind as usize) << KIND_SHIFT) | j]);
+            let [pm, pe] = take(KIND_PAIR);
+            let [lm, le] = take(KIND_PLAIN);
+            let [mm, _] = take(KIND_MG);
+            let [_, ee] = take(KIND_EG);
+            g[j] += pm + (lm + le) + mm + ee;
+            if j + 1 < p {
+                g[j + 1] += pe;
+            }
+        }
     }
 }
 
@@ -1837,11 +1931,10 @@ mod tests {
             let theta: Vec<f64> = truth.iter().map(|t| t * 0.7 + 5.0).collect();
             if danger {
                 // both branches of q: attack sums below and above zero
-                let mut th = theta.clone();
-                th.push(0.0);
+                let kv = KeyValues::new(&theta);
                 let d: Vec<f64> = (0..ts.len())
                     .filter(|&i| ts.danger_scale[i] != 0.0)
-                    .flat_map(|i| ts.eval_padded(i, &th).1)
+                    .flat_map(|i| ts.eval_at(i, &kv, &theta).1)
                     .collect();
                 assert!(d.iter().filter(|&&x| x < -1.0).count() > 100, "negative D");
                 assert!(d.iter().filter(|&&x| x > 1.0).count() > 100, "positive D");
