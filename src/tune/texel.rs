@@ -58,9 +58,9 @@ pub struct TexelArgs {
     /// Use this K instead of fitting it.
     #[arg(long)]
     pub k: Option<f64>,
-    /// L-BFGS memory (number of correction pairs).
-    #[arg(long, default_value_t = 7)]
-    pub memory: usize,
+    /// L-BFGS memory (number of correction pairs) [default: 7].
+    #[arg(long)]
+    pub memory: Option<usize>,
     /// Use only the first N positions of the file.
     #[arg(long)]
     pub max_positions: Option<usize>,
@@ -91,6 +91,9 @@ pub struct TexelArgs {
     pub eps: Option<f64>,
 }
 
+/// L-BFGS correction pairs unless `--memory` says otherwise.
+pub const DEFAULT_MEMORY: usize = 7;
+
 /// Positions per mini-batch unless `--batch-size` says otherwise (two chunks).
 pub const DEFAULT_BATCH: usize = 2 * CHUNK;
 
@@ -100,6 +103,12 @@ impl TexelArgs {
     pub fn check(&self) -> Result<(), TuneError> {
         let bad = |m: String| Err(TuneError::Optimiser(m));
         let o = self.optimiser;
+        if o.is_minibatch() && self.memory.is_some() {
+            return bad("--memory is L-BFGS's; it does not apply to a mini-batch optimiser".into());
+        }
+        if self.memory == Some(0) {
+            return bad("--memory must be at least 1 correction pair".into());
+        }
         let given = [
             ("--batch-size", self.batch_size.is_some()),
             ("--lr", self.lr.is_some()),
@@ -208,7 +217,7 @@ impl From<&TexelArgs> for TexelSettings {
             epochs: a.epochs,
             validation: a.validation,
             k: a.k,
-            memory: a.memory,
+            memory: a.memory.unwrap_or(DEFAULT_MEMORY),
             max_positions: a.max_positions,
             lambda: a.lambda,
             optimiser: a.optimiser,
@@ -2478,6 +2487,8 @@ mod run_tests {
             a.check().unwrap_err().to_string()
         };
         assert!(err(&["--optimiser", "adam", "--batch-size", "0"]).contains("--batch-size"));
+        assert!(err(&["--optimiser", "adam", "--memory", "5"]).contains("--memory"));
+        assert!(err(&["--memory", "0"]).contains("--memory"));
         assert!(err(&["--optimiser", "adam", "--lr", "0"]).contains("--lr"));
         assert!(err(&["--optimiser", "adam", "--lr=-1"]).contains("--lr"));
         assert!(err(&["--optimiser", "adam", "--beta1", "1"]).contains("--beta1"));
