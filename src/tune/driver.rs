@@ -243,6 +243,9 @@ fn drive<T: Tuner>(
     }
     bar.finish();
     let best_genes = tuner.best(&mut state)?;
+    // the tuner's data (Texel's traces, over a GB for ten million positions) is freed before
+    // the verification's engines and games take memory of their own
+    drop(tuner);
     run::write_json(&checkpoint, &state)?;
     let best = run.space.apply(&best_genes);
     let verification = finish(dir, &best, &run.start, &run.settings.common)?;

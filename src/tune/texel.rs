@@ -315,7 +315,8 @@ pub struct TraceSet {
     /// Start of each position's uses (`len + 1` entries).
     use_off: Vec<u32>,
     uses: Vec<Use>,
-    /// Start of each position's fractional coefficients (`len + 1` entries).
+    /// Start of each position's fractional coefficients (`len + 1` entries), empty while no
+    /// position has any (Xiangqi's traces never do).
     frac_off: Vec<u32>,
     frac_idx: Vec<u16>,
     frac_val: Vec<f32>,
@@ -326,7 +327,8 @@ pub struct TraceSet {
     fixed: Vec<f64>,
     result: Vec<f32>,
     /// King danger, empty while no position has any: start of each position's danger uses
-    /// (`len + 1`), the uses, each side's untuned part of `D`, and the weight of `q(D)`.
+    /// (`len + 1`), the uses, each side's untuned part of `D` (empty too while every one is
+    /// zero, as when all the danger weights are tuned), and the weight of `q(D)`.
     danger_off: Vec<u32>,
     danger: Vec<DangerUse>,
     danger_fixed: Vec<[f32; 2]>,
@@ -372,7 +374,7 @@ impl TraceSet {
         TraceSet {
             use_off: vec![0],
             uses: vec![],
-            frac_off: vec![0],
+            frac_off: vec![],
             frac_idx: vec![],
             frac_val: vec![],
             phase: vec![],
@@ -474,11 +476,17 @@ impl TraceSet {
     fn push_row(&mut self, row: &Row, result: f32) {
         self.uses.extend_from_slice(&row.uses);
         self.use_off.push(self.uses.len() as u32);
-        for &(i, c) in &row.frac {
-            self.frac_idx.push(i);
-            self.frac_val.push(c);
+        if !row.frac.is_empty() && self.frac_off.is_empty() {
+            // the first position with fractions: the earlier ones (and this one) start at 0
+            self.frac_off = vec![0; self.len() + 1];
         }
-        self.frac_off.push(self.frac_idx.len() as u32);
+        if !self.frac_off.is_empty() {
+            for &(i, c) in &row.frac {
+                self.frac_idx.push(i);
+                self.frac_val.push(c);
+            }
+            self.frac_off.push(self.frac_idx.len() as u32);
+        }
         self.phase.push(row.phase);
         self.fixed.push(row.fixed);
         self.result.push(result);
@@ -486,7 +494,6 @@ impl TraceSet {
         if has_danger && self.danger_off.is_empty() {
             // the first position with danger: the earlier ones have none
             self.danger_off = vec![0; self.len()];
-            self.danger_fixed = vec![[0.0; 2]; self.len() - 1];
             self.danger_scale = vec![0.0; self.len() - 1];
         }
         if !self.danger_off.is_empty() {
@@ -495,11 +502,16 @@ impl TraceSet {
             }
             self.danger_off.push(self.danger.len() as u32);
             // whole numbers and phase / 4096 in the evaluation's traces: exact in f32
-            self.danger_fixed.push(if has_danger {
+            let fixed = if has_danger {
                 row.danger_fixed.map(|x| x as f32)
             } else {
                 [0.0; 2]
-            });
+            };
+            if fixed != [0.0; 2] || !self.danger_fixed.is_empty() {
+                // the first non-zero one: zeros for the positions before it
+                self.danger_fixed.resize(self.len() - 1, [0.0; 2]);
+                self.danger_fixed.push(fixed);
+            }
             self.danger_scale.push(row.danger_scale as f32);
         }
     }
@@ -536,7 +548,11 @@ impl TraceSet {
         let mut all = TraceSet {
             use_off: offsets(parts, |p| &p.use_off, |p| p.uses.len()),
             uses: join(parts, |p| &p.uses),
-            frac_off: offsets(parts, |p| &p.frac_off, |p| p.frac_idx.len()),
+            frac_off: if parts.iter().any(|p| !p.frac_off.is_empty()) {
+                offsets(parts, |p| &p.frac_off, |p| p.frac_idx.len())
+            } else {
+                vec![]
+            },
             frac_idx: join(parts, |p| &p.frac_idx),
             frac_val: join(parts, |p| &p.frac_val),
             phase: join(parts, |p| &p.phase),
@@ -547,15 +563,20 @@ impl TraceSet {
         if danger {
             all.danger_off = offsets(parts, |p| &p.danger_off, |p| p.danger.len());
             all.danger = join(parts, |p| &p.danger);
-            let mut fixed = Vec::with_capacity(all.len());
+            let any_fixed = parts.iter().any(|p| !p.danger_fixed.is_empty());
+            let mut fixed = Vec::with_capacity(if any_fixed { all.len() } else { 0 });
             let mut scale = Vec::with_capacity(all.len());
             for p in parts {
                 if p.danger_off.is_empty() {
-                    fixed.extend(std::iter::repeat_n([0.0; 2], p.len()));
                     scale.extend(std::iter::repeat_n(0.0, p.len()));
                 } else {
-                    fixed.extend_from_slice(&p.danger_fixed);
                     scale.extend_from_slice(&p.danger_scale);
+                }
+                if !any_fixed {
+                } else if p.danger_fixed.is_empty() {
+                    fixed.extend(std::iter::repeat_n([0.0; 2], p.len()));
+                } else {
+                    fixed.extend_from_slice(&p.danger_fixed);
                 }
             }
             all.danger_fixed = fixed;
@@ -566,6 +587,15 @@ impl TraceSet {
             all.lambda = parts.iter().map(|p| p.lambda).fold(0.0, f64::max);
         }
         all
+    }
+
+    /// Where position `i`'s fractional coefficients lie (none while the set has none).
+    #[inline(always)]
+    fn frac_range(&self, i: usize) -> std::ops::Range<usize> {
+        match self.frac_off.get(i..i + 2) {
+            Some(&[a, b]) => a as usize..b as usize,
+            _ => 0..0,
+        }
     }
 
     /// Evaluation of position `i` at `theta` (red's view).
@@ -601,13 +631,15 @@ impl TraceSet {
         }
         let mg = self.phase[i] as f64 / PHASE_MAX as f64;
         let mut e = self.fixed[i] + mg * (m0 + m1) + (1.0 - mg) * (e0 + e1);
-        let (a, b) = (self.frac_off[i] as usize, self.frac_off[i + 1] as usize);
-        for j in a..b {
+        for j in self.frac_range(i) {
             e += self.frac_val[j] as f64 * theta[self.frac_idx[j] as usize];
         }
         let mut d = [0.0; 2];
         if !self.danger_off.is_empty() && self.danger_scale[i] != 0.0 {
-            let [mut r, mut k] = self.danger_fixed[i].map(f64::from);
+            let [mut r, mut k] = match self.danger_fixed.get(i) {
+                Some(f) => f.map(f64::from),
+                None => [0.0; 2],
+            };
             let (a, b) = (self.danger_off[i] as usize, self.danger_off[i + 1] as usize);
             for u in &self.danger[a..b] {
                 let x = u.a as f64 * theta[u.idx()];
@@ -731,8 +763,7 @@ impl TraceSet {
                     slot[0] += n * dm;
                     slot[1] += n * de;
                 }
-                let (a, b) = (self.frac_off[i] as usize, self.frac_off[i + 1] as usize);
-                for j in a..b {
+                for j in self.frac_range(i) {
                     g[self.frac_idx[j] as usize] += d * self.frac_val[j] as f64;
                 }
                 if !self.danger_off.is_empty() && self.danger_scale[i] != 0.0 {
@@ -2062,6 +2093,49 @@ mod tests {
         assert!(ls.len() >= 2 && ls.last().unwrap() < &ls[0]);
     }
 
+    #[test]
+    fn concat_keeps_every_position_whatever_its_parts_hold() {
+        let plain = || {
+            let mut ts = TraceSet::new();
+            let row = Row {
+                fixed: 3.0,
+                phase: 10,
+                uses: vec![Use { key: 0, n: 2 }],
+                ..Row::default()
+            };
+            ts.push_row(&row, 1.0);
+            ts
+        };
+        let mut frac = TraceSet::new();
+        frac.push(1.5, &[(1, 0.25)], 0.0);
+        let mut danger = TraceSet::new();
+        danger.push_danger(
+            0.0,
+            &[(2, 1.0)],
+            [&[(0, 2.0)], &[(1, 1.0)]],
+            [0.0; 2],
+            0.5,
+            0.5,
+        );
+        let mut untuned = TraceSet::new();
+        untuned.push_danger(0.0, &[], [&[], &[(2, 1.0)]], [3.0, -1.0], 0.25, 1.0);
+        // the columns a set does not need stay empty, through concat too
+        let two = TraceSet::concat(&[plain(), plain()]);
+        assert!(two.frac_off.is_empty() && two.danger_off.is_empty());
+        assert!(danger.danger_fixed.is_empty() && !untuned.danger_fixed.is_empty());
+        let parts = [plain(), frac, plain(), danger, untuned, plain()];
+        let all = TraceSet::concat(&parts);
+        let theta = [5.0, -3.0, 7.0];
+        let mut i = 0;
+        for p in &parts {
+            for j in 0..p.len() {
+                assert_eq!(all.eval(i, &theta), p.eval(j, &theta), "position {i}");
+                i += 1;
+            }
+        }
+        assert_eq!(i, all.len());
+    }
+
     /// One shard of synthetic traces: three full chunks and a short one of training positions
     /// (the short one also returned alone), and validation positions.
     fn synthetic_data(p: usize, seed: u64) -> (TexelData, TraceSet, Vec<f64>) {
@@ -2219,7 +2293,7 @@ mod run_tests {
                 if only.is_empty() {
                     // Xiangqi's tapered pairs are whole counts: nothing on the fractional path
                     let xq: Vec<usize> = (0..positions.len()).step_by(2).collect();
-                    assert!(xq.iter().all(|&i| ts.frac_off[i] == ts.frac_off[i + 1]));
+                    assert!(xq.iter().all(|&i| ts.frac_range(i).is_empty()));
                     assert!(ts.uses.len() * 3 < positions.len() * 40 * 2);
                 }
             }
