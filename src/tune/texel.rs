@@ -1129,10 +1129,11 @@ impl TexelData {
                 Some((id, &self.shards[s].train, id % CHUNKS_PER_SHARD))
             })
             .collect();
+        let kv = KeyValues::new(theta);
         held.par_iter()
             .map(|&(id, set, c)| {
                 let range = c * CHUNK..((c + 1) * CHUNK).min(set.len());
-                let (l, g) = set.sums_range(theta, k, true, range);
+                let (l, g) = set.sums_range_at(&kv, theta, k, true, range, true);
                 Partial {
                     shard: id,
                     loss: l.to_bits(),
