@@ -747,15 +747,58 @@ impl Searcher {
         let us_code_of = |pos: &Position, m: Move| piece_code(pos, m.from().index());
         let check_zone = if in_check { 0 } else { pos.check_zone() };
 
+        let prune = |searched: i32, alpha: i32| {
+            let lmp_limit = p.lmp_base + depth * depth / if improving { 1 } else { 2 };
+            (depth <= p.lmp_max_depth && searched >= lmp_limit)
+                || (depth <= p.futility_max_depth
+                    && alpha.abs() < MATE_BOUND
+                    && static_eval + p.futility_base + p.futility_margin * depth <= alpha)
+        };
+
         while let Some((m, order)) = picker.next_move(pos, &self.heur) {
             let capture = pos.is_capture(m);
             let score = if pos.is_dark(m.from()) {
-                // Jieqi chance node: no pruning or reduction beyond the dark-count rule, full
-                // window, and the principal variation stops here.
+                // Late quiet dark moves are pruned as quiet moves are; what they reveal may
+                // give check, which the pruning cannot know without a reveal, so this is the
+                // one place where a checking move can be pruned.
+                if !root
+                    && !in_check
+                    && !capture
+                    && best_score > -MATE_BOUND
+                    && prune(searched, alpha)
+                {
+                    continue;
+                }
+                // Jieqi chance node, searched as the ordinary moves are: the first with the
+                // full window, later ones with a null window and late quiet ones reduced,
+                // re-searched when they beat alpha. Every reveal below costs a whole
+                // subtree, so a full window for each dark move multiplied the tree. The
+                // principal variation stops here.
                 searched += 1;
                 let crowded = pos.dark().count_ones() as i32 >= p.chance_dark_reduce_min;
                 let new_depth = depth - 1 - (crowded && depth > 2) as i32;
-                let score = self.chance(pos, m, alpha, beta, new_depth, ply);
+                let score = if searched == 1 {
+                    self.chance(pos, m, alpha, beta, new_depth, ply)
+                } else {
+                    let mut r = 0;
+                    if depth >= p.lmr_min_depth
+                        && searched > p.lmr_min_moves
+                        && !capture
+                        && !in_check
+                    {
+                        r = self.lmr[depth.min(63) as usize][(searched as usize).min(63)];
+                        r += !pv_node as i32;
+                        r = r.clamp(0, (new_depth - 1).max(0));
+                    }
+                    let mut s = self.chance(pos, m, alpha, alpha + 1, new_depth - r, ply);
+                    if !self.stopped && s > alpha && r > 0 {
+                        s = self.chance(pos, m, alpha, alpha + 1, new_depth, ply);
+                    }
+                    if !self.stopped && pv_node && s > alpha && s < beta {
+                        s = self.chance(pos, m, alpha, beta, new_depth, ply);
+                    }
+                    s
+                };
                 if self.stopped {
                     return 0;
                 }
@@ -773,13 +816,6 @@ impl Searcher {
                 // moves that do not give check. A move outside the check zone is pruned without
                 // being played; one inside it is played first to learn whether it checks.
                 let prunable = !root && !in_check && !capture && best_score > -MATE_BOUND;
-                let prune = |searched: i32, alpha: i32| {
-                    let lmp_limit = p.lmp_base + depth * depth / if improving { 1 } else { 2 };
-                    (depth <= p.lmp_max_depth && searched >= lmp_limit)
-                        || (depth <= p.futility_max_depth
-                            && alpha.abs() < MATE_BOUND
-                            && static_eval + p.futility_base + p.futility_margin * depth <= alpha)
-                };
                 // Pruning, once it holds, holds for every later quiet move (`searched` and `alpha`
                 // only grow): the rest of the list keeps only the moves that might check.
                 if prunable && !pos.may_give_check(m, check_zone) && prune(searched, alpha) {
