@@ -21,6 +21,7 @@
 //! given, and the tables start empty after [`Searcher::new_game`], so `go nodes N` repeats
 //! exactly (Stockfish's `reprosearch.sh` contract).
 
+pub mod correction;
 pub mod ordering;
 pub mod params;
 pub mod time;
@@ -30,7 +31,7 @@ pub use params::{DEFAULT_SEARCH_JSON, EngineOptions, SearchParams};
 
 use crate::core::{Color, Move, PieceType, Position, Repetition};
 use crate::eval::{EvalParams, Partial, evaluate_for};
-use ordering::{Heuristics, ORDER_VALUE, ScoredMoves, StagedMoves, piece_code};
+use ordering::{Heuristics, NO_CONT, ORDER_VALUE, ScoredMoves, StagedMoves, cont_row, piece_code};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -189,6 +190,12 @@ pub struct Searcher {
     pv: Vec<[Move; MAX_PLY + 1]>,
     pv_len: [usize; MAX_PLY + 2],
     eval_stack: [i32; MAX_PLY + 2],
+    /// `cont_stack[ply]`: the continuation row of the move made at `ply` ([`NO_CONT`] for a
+    /// null move or a reveal), what the nodes below read their continuation histories by.
+    cont_stack: [usize; MAX_PLY + 2],
+    /// `excluded[ply]`: the move a singular-extension search at `ply` leaves out.
+    excluded: [Move; MAX_PLY + 2],
+    corr: correction::Correction,
     lmr: Box<[[i32; 64]; 64]>,
 }
 
@@ -314,6 +321,9 @@ impl Searcher {
             pv: vec![[Move::NULL; MAX_PLY + 1]; MAX_PLY + 2],
             pv_len: [0; MAX_PLY + 2],
             eval_stack: [0; MAX_PLY + 2],
+            cont_stack: [NO_CONT; MAX_PLY + 2],
+            excluded: [Move::NULL; MAX_PLY + 2],
+            corr: correction::Correction::new(),
             lmr: Box::new([[0; 64]; 64]),
         };
         s.init_lmr();
@@ -351,6 +361,7 @@ impl Searcher {
         self.tt.clear();
         self.eval_cache.clear();
         self.heur.clear();
+        self.corr.clear();
     }
 
     /// A flag that stops the running search when set (`stop`).
@@ -659,10 +670,14 @@ impl Searcher {
             }
         }
 
+        // A singular-extension search of this node without its TT move: the table entry is
+        // the full node's, so it neither cuts off here nor is overwritten.
+        let excluded = self.excluded[ply];
         let key = pos.key();
         let hit = self.tt.probe(key, ply);
         let tt_move = hit.map_or(Move::NULL, |h| h.mv);
         if !pv_node
+            && excluded.is_null()
             && let Some(h) = hit
             && h.depth >= depth
             && match h.bound {
@@ -675,7 +690,7 @@ impl Searcher {
         }
 
         let p = self.params;
-        let static_eval = if in_check {
+        let raw_eval = if in_check {
             -INF
         } else if let Some(h) = hit
             && h.eval != NO_EVAL
@@ -684,10 +699,16 @@ impl Searcher {
         } else {
             self.eval_for(pos, None).0
         };
+        let corr_slots = correction::Correction::slots(pos);
+        let static_eval = if in_check {
+            -INF
+        } else {
+            (raw_eval + self.corr.correction(corr_slots)).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        };
         self.eval_stack[ply] = static_eval;
         let improving = !in_check && ply >= 2 && static_eval > self.eval_stack[ply - 2];
 
-        if !pv_node && !in_check {
+        if !pv_node && !in_check && excluded.is_null() {
             // Reverse futility pruning: far above beta at low depth, assume a cut-off.
             if depth <= p.rfp_max_depth
                 && beta.abs() < MATE_BOUND
@@ -719,6 +740,7 @@ impl Searcher {
                 let r = p.nmp_base_reduction
                     + depth / p.nmp_depth_divisor.max(1)
                     + ((static_eval - beta) / p.nmp_eval_divisor.max(1)).min(3);
+                self.cont_stack[ply] = NO_CONT;
                 pos.make_null();
                 let v = -self.negamax(pos, -beta, -beta + 1, depth - 1 - r, ply + 1, !cut_node);
                 pos.unmake_null();
@@ -738,14 +760,62 @@ impl Searcher {
         }
 
         let killers = self.heur.killers[ply];
-        let mut picker = StagedMoves::new(pos, tt_move, killers);
+        let ctx = [
+            if ply >= 1 {
+                self.cont_stack[ply - 1]
+            } else {
+                NO_CONT
+            },
+            if ply >= 2 {
+                self.cont_stack[ply - 2]
+            } else {
+                NO_CONT
+            },
+        ];
+        let mut picker = StagedMoves::new(pos, tt_move, killers, ctx);
         let mut best_score = -INF;
         let mut best_move = Move::NULL;
         let mut searched = 0i32;
         let mut quiets: [Move; 64] = [Move::NULL; 64];
         let mut n_quiets = 0usize;
+        let mut captures: [Move; 32] = [Move::NULL; 32];
+        let mut n_captures = 0usize;
         let us_code_of = |pos: &Position, m: Move| piece_code(pos, m.from().index());
         let check_zone = if in_check { 0 } else { pos.check_zone() };
+
+        // Singular extension (Stockfish): when the TT move's score is a deep enough lower
+        // bound, search the node without it at half depth against a bar a little below that
+        // score. Nothing else reaching the bar makes the TT move singular: extend it.
+        // Something else beating beta too means two moves cut: a multi-cut, return. The TT
+        // move merely not singular while it is expected to cut: reduce it instead.
+        let mut tt_ext = 0;
+        if !root
+            && depth >= p.se_min_depth
+            && excluded.is_null()
+            && let Some(h) = hit
+            && !tt_move.is_null()
+            && h.mv == tt_move
+            && !pos.is_dark(tt_move.from())
+            && h.bound != Bound::Upper
+            && h.depth >= depth - 3
+            && h.score.abs() < MATE_BOUND
+            && (ply as i32) < 2 * self.root_depth
+        {
+            let s_beta = h.score - p.se_margin * depth;
+            self.excluded[ply] = tt_move;
+            let v = self.negamax(pos, s_beta - 1, s_beta, (depth - 1) / 2, ply, cut_node);
+            self.excluded[ply] = Move::NULL;
+            if self.stopped {
+                return 0;
+            }
+            if v < s_beta {
+                tt_ext = 1 + (!pv_node && v < s_beta - p.se_double_margin) as i32;
+            } else if s_beta >= beta {
+                return s_beta;
+            } else if h.score >= beta || cut_node {
+                tt_ext = -1;
+            }
+        }
 
         let prune = |searched: i32, alpha: i32| {
             let lmp_limit = p.lmp_base + depth * depth / if improving { 1 } else { 2 };
@@ -756,6 +826,9 @@ impl Searcher {
         };
 
         while let Some((m, order)) = picker.next_move(pos, &self.heur) {
+            if m == excluded {
+                continue;
+            }
             let capture = pos.is_capture(m);
             let score = if pos.is_dark(m.from()) {
                 // Late quiet dark moves are pruned as quiet moves are; what they reveal may
@@ -775,6 +848,7 @@ impl Searcher {
                 // subtree, so a full window for each dark move multiplied the tree. The
                 // principal variation stops here.
                 searched += 1;
+                self.cont_stack[ply] = NO_CONT;
                 let crowded = pos.dark().count_ones() as i32 >= p.chance_dark_reduce_min;
                 let new_depth = depth - 1 - (crowded && depth > 2) as i32;
                 let score = if searched == 1 {
@@ -809,7 +883,7 @@ impl Searcher {
                 let hist = if capture {
                     0
                 } else {
-                    self.heur.history[code as usize][m.to().index()]
+                    self.heur.quiet_score(ctx, code, m.to().index())
                 };
                 // Late move pruning (at low depth, quiet moves far down the list rarely matter) and
                 // futility pruning (a quiet move cannot lift a hopeless static eval), for quiet
@@ -823,6 +897,7 @@ impl Searcher {
                     continue;
                 }
                 self.tt.prefetch(pos.key_after(m));
+                self.cont_stack[ply] = cont_row(code, m.to().index());
                 pos.make_move(m);
                 let gives_check = pos.in_check();
                 if prunable && !gives_check && prune(searched, alpha) {
@@ -831,8 +906,13 @@ impl Searcher {
                     continue;
                 }
                 searched += 1;
-                let ext =
+                let check_ext =
                     (gives_check && (ply as i32) < 2 * self.root_depth && ply + 4 < MAX_PLY) as i32;
+                let ext = if m == tt_move && tt_ext != 0 && ply + 4 < MAX_PLY {
+                    tt_ext.max(check_ext)
+                } else {
+                    check_ext
+                };
                 let new_depth = depth - 1 + ext;
                 let mut score;
                 if searched == 1 {
@@ -881,6 +961,9 @@ impl Searcher {
             if !capture && n_quiets < quiets.len() {
                 quiets[n_quiets] = m;
                 n_quiets += 1;
+            } else if capture && n_captures < captures.len() {
+                captures[n_captures] = m;
+                n_captures += 1;
             }
         }
 
@@ -888,20 +971,36 @@ impl Searcher {
             // Checkmate and stalemate both lose in Xiangqi.
             return -(MATE - ply as i32);
         }
-        if best_score >= beta && !pos.is_capture(best_move) {
-            // The quiet move that cut off: killer, history bonus; the quiet moves tried before
-            // it get a malus.
-            self.heur.add_killer(ply, best_move);
-            let bonus = (depth * depth).min(1200);
+        if !excluded.is_null() {
+            // No move but the excluded one, or none reached alpha: the bar was not reached.
+            // Nothing here is stored, and the statistics are the full node's to update.
+            return if best_score == -INF { alpha } else { best_score };
+        }
+        if best_score >= beta {
+            let bonus = (depth * depth).min(1200) * 16;
             let max = p.history_max.max(1);
-            let code = piece_code(pos, best_move.from().index());
-            self.heur
-                .update_history(code, best_move.to().index(), bonus * 16, max);
-            for &q in &quiets[..n_quiets] {
-                if q != best_move {
-                    let c = piece_code(pos, q.from().index());
-                    self.heur
-                        .update_history(c, q.to().index(), -bonus * 16, max);
+            if !pos.is_capture(best_move) {
+                // The quiet move that cut off: killer, history and continuation bonus; the
+                // quiet moves tried before it get a malus.
+                self.heur.add_killer(ply, best_move);
+                let code = piece_code(pos, best_move.from().index());
+                let to = best_move.to().index();
+                self.heur.update_history(code, to, bonus, max);
+                self.heur.update_cont(ctx, code, to, bonus, max);
+                for &q in &quiets[..n_quiets] {
+                    if q != best_move {
+                        let c = piece_code(pos, q.from().index());
+                        self.heur.update_history(c, q.to().index(), -bonus, max);
+                        self.heur.update_cont(ctx, c, q.to().index(), -bonus, max);
+                    }
+                }
+            } else {
+                self.heur.update_capture(pos, best_move, bonus, max);
+            }
+            // Captures tried before the move that cut off did not (whatever it was).
+            for &c in &captures[..n_captures] {
+                if c != best_move {
+                    self.heur.update_capture(pos, c, -bonus, max);
                 }
             }
         }
@@ -913,7 +1012,19 @@ impl Searcher {
         } else {
             Bound::Upper
         };
-        let stored_eval = if in_check { 0 } else { static_eval };
+        // The search's result teaches the correction when it says more than the static
+        // evaluation could: not in check, not decided by a capture (the evaluation does not
+        // see those), and not a bound on the wrong side of the evaluation.
+        if !in_check
+            && !self.stopped
+            && (best_move.is_null() || !pos.is_capture(best_move))
+            && best_score.abs() < MATE_BOUND
+            && !(bound == Bound::Lower && best_score <= static_eval)
+            && !(bound == Bound::Upper && best_score >= static_eval)
+        {
+            self.corr.update(corr_slots, best_score - raw_eval, depth);
+        }
+        let stored_eval = if in_check { 0 } else { raw_eval };
         self.tt
             .store(key, ply, best_move, best_score, stored_eval, depth, bound);
         best_score

@@ -1,6 +1,8 @@
 //! Move ordering: the transposition-table move first, then captures by MVV-LVA (most valuable
-//! victim, least valuable attacker), then the two killer moves of the ply, then quiet moves by
-//! their history score (<https://www.chessprogramming.org/Move_Ordering>). Moves are picked
+//! victim, least valuable attacker) plus their capture history, then the two killer moves of
+//! the ply, then quiet moves by their history and their continuation histories (how the move
+//! fared after the previous move and after our own move before it, as Stockfish keeps them)
+//! (<https://www.chessprogramming.org/Move_Ordering>). Moves are picked
 //! lazily by selection: a cut-off after the first move or two (the common case) never sorts
 //! the rest.
 
@@ -15,11 +17,43 @@ pub(crate) const TT_SCORE: i32 = 1 << 30;
 const CAPTURE_SCORE: i32 = 1 << 28;
 const KILLER_SCORE: i32 = 1 << 26;
 
-/// Quiet-move statistics shared across the search: history by (piece, destination) and two
-/// killers per ply.
+/// Entries of one continuation table: one row per (piece code, destination) of the move
+/// before, one entry per (piece code, destination) of this move.
+const CONT_ROW: usize = 15 * 90;
+
+/// Where a move's row starts in a continuation table, or [`NO_CONT`] (a null move, a reveal,
+/// the root): the context of [`Heuristics::quiet_score`].
+#[inline(always)]
+pub fn cont_row(code: u8, to: usize) -> usize {
+    (code as usize * 90 + to) * CONT_ROW
+}
+
+/// No previous move to continue from.
+pub const NO_CONT: usize = usize::MAX;
+
+/// The continuation table's own bound: entries are `i16` (the table is a few megabytes per
+/// thread), so gravity there stays below `i16::MAX` whatever `history_max` says.
+const CONT_MAX: i32 = 16_000;
+
+/// History gravity: `h += bonus - h * |bonus| / max` keeps values within `[-max, max]`
+/// and lets newer results outweigh old ones (Stockfish's `update_history`).
+#[inline(always)]
+fn gravity(h: i32, bonus: i32, max: i32) -> i32 {
+    let b = bonus.clamp(-max, max);
+    h + b - h * b.abs() / max
+}
+
+/// Move statistics shared across the search: history by (piece, destination), continuation
+/// histories by (previous move, this move), capture history by (piece, destination, victim)
+/// and two killers per ply.
 pub struct Heuristics {
     /// `history[piece code][to]`, bounded by the gravity formula in `update_history`.
     pub history: Box<[[i32; 90]; 15]>,
+    /// `cont[cont_row(previous move) + code * 90 + to]`, for the move one ply back (the
+    /// opponent's) and two plies back (ours) alike, as Stockfish shares one table.
+    cont: Box<[i16]>,
+    /// `capture[(code * 90 + to) * 7 + victim kind]`.
+    capture: Box<[i32]>,
     pub killers: Vec<[Move; 2]>,
 }
 
@@ -27,28 +61,66 @@ impl Heuristics {
     pub fn new(max_ply: usize) -> Heuristics {
         Heuristics {
             history: Box::new([[0; 90]; 15]),
+            cont: vec![0; CONT_ROW * CONT_ROW].into_boxed_slice(),
+            capture: vec![0; 15 * 90 * 7].into_boxed_slice(),
             killers: vec![[Move::NULL; 2]; max_ply + 2],
         }
     }
 
     pub fn clear(&mut self) {
         self.history.iter_mut().for_each(|r| r.fill(0));
+        self.cont.fill(0);
+        self.capture.fill(0);
         self.killers.fill([Move::NULL; 2]);
     }
 
-    /// History gravity: `h += bonus - h * |bonus| / max` keeps values within `[-max, max]`
-    /// and lets newer results outweigh old ones (Stockfish's `update_history`).
     #[inline]
     pub fn update_history(&mut self, code: u8, to: usize, bonus: i32, max: i32) {
         let h = &mut self.history[code as usize][to];
-        let b = bonus.clamp(-max, max);
-        *h += b - *h * b.abs() / max;
+        *h = gravity(*h, bonus, max);
+    }
+
+    /// The quiet move (`code` to `to`) after the moves whose rows `ctx` holds gets `bonus`
+    /// in both continuation tables.
+    #[inline]
+    pub fn update_cont(&mut self, ctx: [usize; 2], code: u8, to: usize, bonus: i32, max: i32) {
+        let max = max.min(CONT_MAX);
+        for row in ctx {
+            if row != NO_CONT {
+                let h = &mut self.cont[row + code as usize * 90 + to];
+                *h = gravity(*h as i32, bonus, max) as i16;
+            }
+        }
     }
 
     #[inline]
-    pub fn history_of(&self, pos: &Position, m: Move) -> i32 {
+    pub fn update_capture(&mut self, pos: &Position, m: Move, bonus: i32, max: i32) {
+        let i = capture_index(pos, m);
+        self.capture[i] = gravity(self.capture[i], bonus, max);
+    }
+
+    /// The ordering score of a quiet move: its history and its two continuation histories.
+    #[inline(always)]
+    pub fn quiet_score(&self, ctx: [usize; 2], code: u8, to: usize) -> i32 {
+        let mut s = self.history[code as usize][to];
+        let i = code as usize * 90 + to;
+        for row in ctx {
+            if row != NO_CONT {
+                s += self.cont[row + i] as i32;
+            }
+        }
+        s
+    }
+
+    #[inline]
+    pub fn history_of(&self, pos: &Position, m: Move, ctx: [usize; 2]) -> i32 {
         let code = piece_code(pos, m.from().index());
-        self.history[code as usize][m.to().index()]
+        self.quiet_score(ctx, code, m.to().index())
+    }
+
+    #[inline(always)]
+    pub fn capture_score(&self, pos: &Position, m: Move) -> i32 {
+        self.capture[capture_index(pos, m)]
     }
 
     pub fn add_killer(&mut self, ply: usize, m: Move) {
@@ -58,6 +130,12 @@ impl Heuristics {
             k[0] = m;
         }
     }
+}
+
+#[inline(always)]
+fn capture_index(pos: &Position, m: Move) -> usize {
+    let victim = pos.piece_at(m.to()).map_or(0, |p| p.kind.index());
+    (piece_code(pos, m.from().index()) as usize * 90 + m.to().index()) * 7 + victim
 }
 
 #[inline(always)]
@@ -138,6 +216,8 @@ pub struct StagedMoves {
     tt_move: Move,
     stage: u8,
     killers: [Move; 2],
+    /// The continuation rows of the previous two moves ([`Heuristics::quiet_score`]).
+    ctx: [usize; 2],
     /// Killers get their own stage where the fast legality test applies (Xiangqi); otherwise
     /// they are scored inside the quiet stage.
     killer_stage: bool,
@@ -157,7 +237,7 @@ const STAGE_GEN_QUIETS: u8 = 4;
 const STAGE_QUIETS: u8 = 5;
 
 impl StagedMoves {
-    pub fn new(pos: &Position, tt_move: Move, killers: [Move; 2]) -> StagedMoves {
+    pub fn new(pos: &Position, tt_move: Move, killers: [Move; 2], ctx: [usize; 2]) -> StagedMoves {
         let tt_move = if is_legal_fast(pos, tt_move) {
             tt_move
         } else {
@@ -167,6 +247,7 @@ impl StagedMoves {
             tt_move,
             stage: STAGE_TT,
             killers,
+            ctx,
             killer_stage: pos.variant() == crate::core::Variant::Xiangqi,
             next_killer: 0,
             list: ScoredMoves::empty(),
@@ -194,7 +275,7 @@ impl StagedMoves {
                 STAGE_GEN_CAPTURES => {
                     self.list.moves.clear();
                     pos.legal_captures_into(&mut self.list.moves);
-                    self.list.score_captures(pos);
+                    self.list.score_captures_with(pos, heur);
                     self.stage = STAGE_CAPTURES;
                 }
                 STAGE_CAPTURES => {
@@ -236,7 +317,7 @@ impl StagedMoves {
                     } else {
                         self.killers
                     };
-                    self.list.score_quiets(pos, killers, heur);
+                    self.list.score_quiets(pos, killers, heur, self.ctx);
                     self.stage = STAGE_QUIETS;
                 }
                 STAGE_QUIETS => {
@@ -295,26 +376,34 @@ impl ScoredMoves {
         }
     }
 
-    /// Scores the captures now in `moves` by MVV-LVA and starts picking from the first.
+    /// Scores the captures now in `moves` by MVV-LVA and capture history and starts picking
+    /// from the first. The victim dominates: history reorders captures of like victims.
     #[inline]
-    pub fn score_captures(&mut self, pos: &Position) {
+    pub fn score_captures_with(&mut self, pos: &Position, heur: &Heuristics) {
         for (i, &m) in self.moves.iter().enumerate() {
-            self.scores[i] = MaybeUninit::new(CAPTURE_SCORE + mvv_lva(pos, m));
+            let s = CAPTURE_SCORE + mvv_lva(pos, m) * 16 + heur.capture_score(pos, m);
+            self.scores[i] = MaybeUninit::new(s);
         }
         self.next = 0;
     }
 
-    /// Scores the quiet moves now in `moves` by history (killers above) and starts picking
-    /// from the first.
+    /// Scores the quiet moves now in `moves` by history and continuation history (killers
+    /// above) and starts picking from the first.
     #[inline]
-    pub fn score_quiets(&mut self, pos: &Position, killers: [Move; 2], heur: &Heuristics) {
+    pub fn score_quiets(
+        &mut self,
+        pos: &Position,
+        killers: [Move; 2],
+        heur: &Heuristics,
+        ctx: [usize; 2],
+    ) {
         for (i, &m) in self.moves.iter().enumerate() {
             self.scores[i] = MaybeUninit::new(if m == killers[0] {
                 KILLER_SCORE + 1
             } else if m == killers[1] {
                 KILLER_SCORE
             } else {
-                heur.history_of(pos, m)
+                heur.history_of(pos, m, ctx)
             });
         }
         self.next = 0;
@@ -416,7 +505,7 @@ mod tests {
                     }
                 };
                 let (tt, k0, k1) = (pick(&mut rng), pick(&mut rng), pick(&mut rng));
-                let mut picker = StagedMoves::new(&pos, tt, [k0, k1]);
+                let mut picker = StagedMoves::new(&pos, tt, [k0, k1], [NO_CONT; 2]);
                 let mut seen = Vec::new();
                 let mut phase = 0; // 0 tt, 1 captures, 2 killers, 3 quiets
                 while let Some((m, score)) = picker.next_move(&pos, &heur) {
@@ -442,7 +531,7 @@ mod tests {
                 assert_eq!(picker.yielded, legal.len());
                 // skipping: no quiet move outside the zone comes after the call
                 let zone = pos.check_zone();
-                let mut picker = StagedMoves::new(&pos, tt, [k0, k1]);
+                let mut picker = StagedMoves::new(&pos, tt, [k0, k1], [NO_CONT; 2]);
                 let first = picker.next_move(&pos, &heur);
                 picker.skip_quiets_outside(&pos, zone);
                 let mut rest = Vec::new();
@@ -472,6 +561,55 @@ mod tests {
             }
         }
         assert!(positions > 500, "{positions}");
+    }
+
+    /// Continuation and capture histories move the way the bonuses say, stay inside their
+    /// bounds under any run of updates, and score a quiet move by history plus both
+    /// continuations (a missing context adds nothing).
+    #[test]
+    fn histories_follow_bonuses_within_bounds() {
+        let pos = Position::startpos();
+        let mut heur = Heuristics::new(8);
+        let prev = [cont_row(5, 40), cont_row(12, 50)];
+        let legal = pos.legal_moves();
+        let m = legal[0];
+        let code = piece_code(&pos, m.from().index());
+        let to = m.to().index();
+        heur.update_cont(prev, code, to, 3000, 16384);
+        heur.update_history(code, to, 1000, 16384);
+        assert_eq!(heur.quiet_score(prev, code, to), 1000 + 3000 + 3000);
+        assert_eq!(heur.quiet_score([prev[0], NO_CONT], code, to), 4000);
+        assert_eq!(heur.quiet_score([NO_CONT; 2], code, to), 1000);
+        // Another previous move has its own row.
+        assert_eq!(heur.quiet_score([cont_row(5, 41), NO_CONT], code, to), 1000);
+        for i in 0..200 {
+            let b = if i % 7 == 0 { -40_000 } else { 40_000 };
+            heur.update_cont(prev, code, to, b, 65536);
+            let c =
+                heur.quiet_score([prev[0], NO_CONT], code, to) - heur.history[code as usize][to];
+            assert!(c.abs() <= CONT_MAX, "{c}");
+        }
+        heur.update_cont(prev, code, to, -16000, 65536);
+        assert!(heur.quiet_score([prev[0], NO_CONT], code, to) < 1000 + CONT_MAX);
+        // Capture history: a capture from a position with one.
+        // The start has cannon captures of the horses (over the opposing cannons).
+        let cap_pos = Position::startpos();
+        let cap = cap_pos
+            .legal_moves()
+            .iter()
+            .copied()
+            .find(|&m| cap_pos.is_capture(m))
+            .unwrap();
+        assert_eq!(heur.capture_score(&cap_pos, cap), 0);
+        heur.update_capture(&cap_pos, cap, 500, 16384);
+        assert_eq!(heur.capture_score(&cap_pos, cap), 500);
+        for _ in 0..100 {
+            heur.update_capture(&cap_pos, cap, -20_000, 16384);
+        }
+        assert!(heur.capture_score(&cap_pos, cap) >= -16384);
+        heur.clear();
+        assert_eq!(heur.capture_score(&cap_pos, cap), 0);
+        assert_eq!(heur.quiet_score(prev, code, to), 0);
     }
 
     /// The fast TT-move test agrees with the move generator on every (from, to) pair of

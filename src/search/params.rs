@@ -119,6 +119,9 @@ search_params! {
     chance_scale: 250 in 100..=600 step 10,
     chance_max_nested: 2 in 1..=6 step 1,
     chance_dark_reduce_min: 24 in 8..=31 step 1,
+    se_min_depth: 8 in 4..=14 step 1,
+    se_margin: 2 in 0..=8 step 1,
+    se_double_margin: 20 in 0..=100 step 5,
 }
 
 /// The declaration in the params file format (a test keeps it equal to the declaration).
