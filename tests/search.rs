@@ -249,6 +249,13 @@ fn rulings_inside_the_tree() {
     assert_eq!(ruled_score(&quiet, 4), Some(0));
     // No repetition yet.
     assert_eq!(ruled_score(&play(fen, "a0a1 e9e8"), 2), None);
+    // Red's rook attacks the unprotected black cannon on every move (perpetual chase): at the
+    // repetition red, to move, has lost; one ply later black, to move, has won.
+    let chase = "4k4/9/9/1c7/9/9/R8/9/9/3K5 w - - 0 1";
+    let chaser = play(chase, "a3b3 b6a6 b3a3 a6b6");
+    assert_eq!(ruled_score(&chaser, 4), Some(-(MATE - 4)));
+    let chased = play(chase, "a3b3 b6a6 b3a3 a6b6 a3b3");
+    assert_eq!(ruled_score(&chased, 5), Some(MATE - 5));
     // 120 plies without capture.
     let limit = Position::from_fen("4k4/9/9/9/9/9/9/9/4A4/R2AK4 w - - 120 80").unwrap();
     assert_eq!(ruled_score(&limit, 3), Some(0));

@@ -31,5 +31,5 @@ pub use jieqi::JieqiRules;
 pub use movegen::MoveList;
 pub use notation::{ChineseStyle, MoveError, NotationError, Script};
 pub use position::{Position, State};
-pub use rules::{GameResult, Outcome, Reason, Repetition};
+pub use rules::{GameResult, Outcome, Perpetual, Reason, Repetition};
 pub use types::{Color, Move, OptionError, Piece, PieceType, Square, Variant};

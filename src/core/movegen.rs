@@ -415,9 +415,10 @@ impl Position {
         }
     }
 
-    /// Legal moves onto `target` in any variant.
+    /// Legal moves onto `target` in any variant (the chase ruling asks for the captures onto
+    /// one square).
     #[inline(always)]
-    fn legal_onto(&self, target: Bitboard, quiet_ok: bool) -> MoveList {
+    pub(super) fn legal_onto(&self, target: Bitboard, quiet_ok: bool) -> MoveList {
         let mut list = MoveList::new();
         self.legal_onto_into(&mut list, target, quiet_ok);
         list

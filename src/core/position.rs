@@ -509,6 +509,14 @@ impl Position {
         }
     }
 
+    /// A copy that keeps only the moves `history[start..]`: enough to take them back, which is
+    /// all the chase ruling needs of a cycle (a full `clone` would copy the whole game).
+    pub(super) fn clone_with_history_from(&self, start: usize) -> Position {
+        let mut p = self.clone_shallow();
+        p.history.extend_from_slice(&self.history[start..]);
+        p
+    }
+
     /// Recomputes every derived field and returns an error naming the first mismatch.
     /// Used by tests (perft through the incremental paths) and debug assertions.
     pub fn debug_validate(&self) -> Result<(), String> {

@@ -1,9 +1,24 @@
 //! Game-end rulings in one place (Pikafish keeps them in `Position::rule_judge`):
 //! checkmate and stalemate lose for the side to move; 120 plies (Jieqi: 80 by default, 120 as an
-//! option in `JieqiRules`) without a capture draw; a repeated position is lost by a side that
-//! gave check on every one of its moves of the cycle (perpetual check) and drawn otherwise; no
-//! attacking pieces left is a draw.
+//! option in `JieqiRules`) without a capture draw; no attacking pieces left is a draw; a repeated
+//! position is ruled on the moves of the cycle:
+//!
+//! - a side that gave check on every one of its moves (perpetual check) loses, unless the other
+//!   side did too (draw);
+//! - otherwise, if any move of the cycle gave check, the cycle is a draw (as in Pikafish, a
+//!   chase mixed with checks is not ruled);
+//! - otherwise a side that on every one of its moves newly attacked ("chased") the same enemy
+//!   piece loses (perpetual chase), unless the other side did too (draw);
+//! - anything else draws.
+//!
+//! What counts as a chase follows Pikafish's `Position::chased`: the attack must be a legal
+//! capture; kings and pawns do not chase; kings and pawns that have not crossed the river are not
+//! chased; a rook attacked by a horse or cannon, and a rook, horse or cannon attacked by an
+//! advisor or elephant, is chased even when protected; any other piece is chased only when the
+//! owner has no legal recapture, and never by a piece of its own kind that it can legally take
+//! back (that is an exchange offer). A piece stays the same piece when it moves during the cycle.
 
+use super::attacks::{Bitboard, HALF, SQUARE_BB};
 use super::position::Position;
 use super::types::*;
 use std::fmt;
@@ -63,6 +78,7 @@ pub enum Reason {
     Checkmate,
     Stalemate,
     PerpetualCheck,
+    PerpetualChase,
     Repetition,
     NoCaptureLimit,
     InsufficientMaterial,
@@ -74,6 +90,7 @@ impl fmt::Display for Reason {
             Reason::Checkmate => "checkmate",
             Reason::Stalemate => "stalemate",
             Reason::PerpetualCheck => "perpetual check",
+            Reason::PerpetualChase => "perpetual chase",
             Reason::Repetition => "repetition",
             Reason::NoCaptureLimit => "no-capture limit",
             Reason::InsufficientMaterial => "insufficient material",
@@ -87,14 +104,30 @@ pub struct Outcome {
     pub reason: Reason,
 }
 
+/// The kind of perpetual that lost a repetition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Perpetual {
+    Check,
+    Chase,
+}
+
+impl Perpetual {
+    fn reason(self) -> Reason {
+        match self {
+            Perpetual::Check => Reason::PerpetualCheck,
+            Perpetual::Chase => Reason::PerpetualChase,
+        }
+    }
+}
+
 /// A repetition's verdict from the side to move's point of view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Repetition {
     Draw,
-    /// The opponent checked on every move of the cycle and we did not.
-    Win,
-    /// We checked on every move of the cycle and the opponent did not.
-    Loss,
+    /// The opponent checked (or chased) on every move of the cycle and we did not.
+    Win(Perpetual),
+    /// We checked (or chased) on every move of the cycle and the opponent did not.
+    Loss(Perpetual),
 }
 
 impl Position {
@@ -149,18 +182,136 @@ impl Position {
         // Moves at start, start+2, ... were made by the side to move now ("us").
         let mut us_all = true;
         let mut them_all = true;
+        let mut any = false;
         for j in start..n {
+            let check = gave_check(j);
+            any |= check;
             if (j - start).is_multiple_of(2) {
-                us_all &= gave_check(j);
+                us_all &= check;
             } else {
-                them_all &= gave_check(j);
+                them_all &= check;
             }
         }
         match (us_all, them_all) {
-            (true, false) => Repetition::Loss,
-            (false, true) => Repetition::Win,
+            (true, false) => Repetition::Loss(Perpetual::Check),
+            (false, true) => Repetition::Win(Perpetual::Check),
+            (true, true) => Repetition::Draw,
+            (false, false) if any => Repetition::Draw,
+            // Only here, with a repetition found and no check in it, is the chase work paid.
+            (false, false) => self.rule_chases(start),
+        }
+    }
+
+    /// Perpetual chase on the check-free cycle `history[start..]`: replays it on a copy and
+    /// keeps, for each side, the enemy pieces it newly attacked on every one of its moves
+    /// (Pikafish `detect_chases`: attacked after the move and not before it). The pieces are
+    /// followed by square: a move of a tracked piece moves its mark.
+    fn rule_chases(&self, start: usize) -> Repetition {
+        let moves = &self.history()[start..];
+        // A capture resets the no-capture window the cycle lies in, and a Jieqi reveal changes
+        // the key for good, so neither can be part of a cycle; refuse to rule if one is.
+        if moves.iter().any(|st| st.captured != 0 || st.moved_dark) {
+            return Repetition::Draw;
+        }
+        let mut p = self.clone_with_history_from(start);
+        for _ in moves {
+            p.unmake_move();
+        }
+        // chase[c]: the pieces c has chased on each of its moves so far (None before its first).
+        let mut chase: [Option<Bitboard>; 2] = [None; 2];
+        for st in moves {
+            let mover = p.side_to_move();
+            let still = chase[mover.index()] != Some(0);
+            let before = if still { p.chased_by(mover) } else { 0 };
+            p.make_move(st.mv);
+            let moved = SQUARE_BB[st.mv.from().index()] | SQUARE_BB[st.mv.to().index()];
+            for set in chase.iter_mut().flatten() {
+                if *set & moved != 0 {
+                    *set ^= moved;
+                }
+            }
+            if still {
+                let new = p.chased_by(mover) & !before;
+                let set = &mut chase[mover.index()];
+                *set = Some(set.map_or(new, |s| s & new));
+            }
+            if chase == [Some(0), Some(0)] {
+                return Repetition::Draw;
+            }
+        }
+        let chases = |c: Color| chase[c.index()].is_some_and(|s| s != 0);
+        let us = self.side_to_move();
+        match (chases(us), chases(us.flip())) {
+            (true, false) => Repetition::Loss(Perpetual::Chase),
+            (false, true) => Repetition::Win(Perpetual::Chase),
             _ => Repetition::Draw,
         }
+    }
+
+    /// The enemy pieces `chaser` attacks in a way that counts as a chase (module doc), whoever
+    /// is to move. Only called on check-free positions, so either side may be put to move.
+    /// Any legal capture is an attack (Pikafish further limits a pinned attacker to its pinner;
+    /// the difference only shows for a pinned rook or cannon taking along its pin line).
+    ///
+    /// Jieqi: a dark piece neither chases nor is chased. Its capture is worth an identity
+    /// nobody has seen (the chase tests weigh attacker against victim by kind, and a hidden
+    /// victim may be an un-crossed pawn, which is not chased), and a dark attacker would reveal
+    /// itself by capturing, turning into a piece of unknown kind. A dark piece still defends:
+    /// any legal recapture protects the victim, whatever it reveals.
+    fn chased_by(&mut self, chaser: Color) -> Bitboard {
+        use PieceType::*;
+        let (side, in_check) = (self.side, self.in_check);
+        self.side = chaser;
+        self.in_check = self.king_attacked(chaser);
+        let prey = self.by_color[chaser.flip().index()] & !self.dark;
+        let unchased = self.kind_bb(King) | (self.kind_bb(Pawn) & !HALF[chaser.index()]);
+        let mut chased = 0;
+        for &m in self.legal_onto(prey & !unchased, false).iter() {
+            let (from, to) = (m.from().index(), m.to().index());
+            if chased & SQUARE_BB[to] != 0 || self.dark & SQUARE_BB[from] != 0 {
+                continue;
+            }
+            let (Some(attacker), Some(victim)) = (self.piece_at(m.from()), self.piece_at(m.to()))
+            else {
+                continue;
+            };
+            let chase = match (attacker.kind, victim.kind) {
+                (King | Pawn, _) => false,
+                // Attacks on a stronger piece chase even a protected one.
+                (Horse | Cannon, Rook) | (Advisor | Elephant, Rook | Horse | Cannon) => true,
+                (a, v) => !self.defended_after(m) && (a != v || !self.answered_in_kind(m)),
+            };
+            if chase {
+                chased |= SQUARE_BB[to];
+            }
+        }
+        self.side = side;
+        self.in_check = in_check;
+        chased
+    }
+
+    /// Whether the owner of the piece `m` (a legal capture) takes has a legal recapture.
+    fn defended_after(&mut self, m: Move) -> bool {
+        self.make_move(m);
+        let defended = !self.legal_onto(m.to().bb(), false).is_empty();
+        self.unmake_move();
+        defended
+    }
+
+    /// Whether the piece `m` would capture could legally capture the attacker first (a mutual
+    /// attack of equal pieces is an exchange offer, not a chase; a horse blocked at its leg or
+    /// a pinned piece cannot answer).
+    fn answered_in_kind(&mut self, m: Move) -> bool {
+        let (side, in_check) = (self.side, self.in_check);
+        self.side = side.flip();
+        self.in_check = self.king_attacked(self.side);
+        let answered = self
+            .legal_onto(m.from().bb(), false)
+            .iter()
+            .any(|r| r.from() == m.to());
+        self.side = side;
+        self.in_check = in_check;
+        answered
     }
 
     /// No rook, horse, cannon or pawn (and no dark piece) on either side.
@@ -198,13 +349,13 @@ impl Position {
                     result: GameResult::Draw,
                     reason: Reason::Repetition,
                 },
-                Repetition::Win => Outcome {
+                Repetition::Win(p) => Outcome {
                     result: GameResult::win_for(us),
-                    reason: Reason::PerpetualCheck,
+                    reason: p.reason(),
                 },
-                Repetition::Loss => Outcome {
+                Repetition::Loss(p) => Outcome {
                     result: GameResult::win_for(us.flip()),
-                    reason: Reason::PerpetualCheck,
+                    reason: p.reason(),
                 },
             });
         }
@@ -307,7 +458,7 @@ mod tests {
             assert_eq!(p.outcome(), None, "ended after {n} occurrences");
             play(&mut p, &cycle[1..]);
             if n == 1 {
-                assert_eq!(p.repetition(2), Some(Repetition::Win));
+                assert_eq!(p.repetition(2), Some(Repetition::Win(Perpetual::Check)));
             }
         }
         assert!(p.in_check());
@@ -318,7 +469,7 @@ mod tests {
         // Seen from the checker's side after its next move the verdict is a loss.
         let mut q = p.clone();
         play(&mut q, &["e9e8"]);
-        assert_eq!(q.repetition(3), Some(Repetition::Loss));
+        assert_eq!(q.repetition(3), Some(Repetition::Loss(Perpetual::Check)));
         assert_eq!(
             q.outcome(),
             over(GameResult::BlackWins, Reason::PerpetualCheck)
@@ -359,6 +510,168 @@ mod tests {
         p.make_null();
         play(&mut p, &["e8e9"]);
         assert_eq!(p.repetition(2), None, "no repetition across a null move");
+    }
+
+    /// Plays `cycle` from `fen` `times` times (the position before it then stands `times + 1`
+    /// times in the game) and returns the position.
+    fn cycled(fen: &str, cycle: &[&str], times: usize) -> Position {
+        let mut p = pos(fen);
+        for _ in 0..times {
+            play(&mut p, cycle);
+        }
+        p
+    }
+
+    /// Red's rook attacks the black cannon on every move and the cannon, unprotected, steps
+    /// aside each time (the chased piece moves and is followed). Red, the chaser, loses.
+    const CANNON_CHASED: &str = "4k4/9/9/1c7/9/9/R8/9/9/3K5 w - - 0 1";
+    const ROOK_CHASES_CANNON: [&str; 4] = ["a3b3", "b6a6", "b3a3", "a6b6"];
+
+    #[test]
+    fn perpetual_chase_of_an_unprotected_piece_loses() {
+        let p = cycled(CANNON_CHASED, &ROOK_CHASES_CANNON, 1);
+        assert_eq!(p.outcome(), None);
+        assert_eq!(p.repetition(2), Some(Repetition::Loss(Perpetual::Chase)));
+        // One ply on, the chased side to move sees the win.
+        let mut q = p.clone();
+        play(&mut q, &ROOK_CHASES_CANNON[..1]);
+        assert_eq!(q.repetition(2), Some(Repetition::Win(Perpetual::Chase)));
+        let p = cycled(CANNON_CHASED, &ROOK_CHASES_CANNON, 2);
+        assert_eq!(
+            p.outcome(),
+            over(GameResult::BlackWins, Reason::PerpetualChase)
+        );
+    }
+
+    #[test]
+    fn chasing_a_protected_piece_draws() {
+        // The same chase, but the black rook on c6 guards b6 and (through b6) a6.
+        let fen = "4k4/9/9/1cr6/9/9/R8/9/9/3K5 w - - 0 1";
+        let p = cycled(fen, &ROOK_CHASES_CANNON, 1);
+        assert_eq!(p.repetition(2), Some(Repetition::Draw));
+        let p = cycled(fen, &ROOK_CHASES_CANNON, 2);
+        assert_eq!(p.outcome(), over(GameResult::Draw, Reason::Repetition));
+    }
+
+    #[test]
+    fn offering_an_exchange_of_rooks_is_no_chase() {
+        // As the cannon chase, but the rook attacked by a rook can take the attacker back.
+        let fen = "4k4/9/9/1r7/9/9/R8/9/9/3K5 w - - 0 1";
+        let p = cycled(fen, &ROOK_CHASES_CANNON, 2);
+        assert_eq!(p.outcome(), over(GameResult::Draw, Reason::Repetition));
+    }
+
+    #[test]
+    fn a_rook_chased_by_a_horse_loses_for_the_horse_though_protected() {
+        // The red horse hops c2-d4-c2 attacking the black rook on b3, then on a3; the rook on i3
+        // guards both squares along rank 3, which would make a rook's or cannon's attack no
+        // chase, but a horse attacking a rook chases it.
+        let fen = "4k4/9/9/9/9/9/1r6r/2N6/9/3K5 w - - 0 1";
+        let cycle = ["c2d4", "b3a3", "d4c2", "a3b3"];
+        let p = cycled(fen, &cycle, 1);
+        assert_eq!(p.repetition(2), Some(Repetition::Loss(Perpetual::Chase)));
+        let p = cycled(fen, &cycle, 2);
+        assert_eq!(
+            p.outcome(),
+            over(GameResult::BlackWins, Reason::PerpetualChase)
+        );
+    }
+
+    /// Two lines cross on e5: the red cannon on a5 looks along rank 5 at the black rook on
+    /// h5, the black cannon on e7 down file e at the red rook on e2. Red's horse steps e4-c5
+    /// (off file e onto rank 5) and back, black's horse f7-e5 (onto both lines) and back; each
+    /// step leaves exactly one screen on the mover's line, so every move of either side attacks
+    /// the enemy rook anew.
+    const CROSSED_LINES: &str = "5k3/9/4cn3/9/C6r1/4N4/9/4R4/9/3K5 w - - 0 1";
+    const CROSSED_LINES_CYCLE: [&str; 4] = ["e4c5", "f7e5", "c5e4", "e5f7"];
+
+    #[test]
+    fn mutual_perpetual_chase_draws() {
+        let p = cycled(CROSSED_LINES, &CROSSED_LINES_CYCLE, 1);
+        assert_eq!(p.repetition(2), Some(Repetition::Draw));
+        let p = cycled(CROSSED_LINES, &CROSSED_LINES_CYCLE, 2);
+        assert_eq!(p.outcome(), over(GameResult::Draw, Reason::Repetition));
+        // Black's chase is what saves it: without the red rook on e2, red's chase loses.
+        let fen = "5k3/9/4cn3/9/C6r1/4N4/9/9/9/3K5 w - - 0 1";
+        let p = cycled(fen, &CROSSED_LINES_CYCLE, 1);
+        assert_eq!(p.repetition(2), Some(Repetition::Loss(Perpetual::Chase)));
+    }
+
+    #[test]
+    fn perpetual_check_against_a_perpetual_chase_loses_for_the_checker() {
+        // The black rook checks the red king on rank 1 and rank 2 in turn; each king step opens
+        // a red cannon's line (b1 over d1, b2 over d2) onto the rook: red chases on every move.
+        let fen = "5k3/9/9/9/9/9/9/1C1N5/1C1NK3r/9 w - - 0 1";
+        let cycle = ["e1e2", "i1i2", "e2e1", "i2i1"];
+        let p = cycled(fen, &cycle, 1);
+        assert!(p.in_check());
+        let start = p.history().len() - cycle.len();
+        assert_eq!(
+            p.clone().rule_chases(start),
+            Repetition::Loss(Perpetual::Chase),
+            "red chases on every move"
+        );
+        assert_eq!(p.repetition(2), Some(Repetition::Win(Perpetual::Check)));
+        let p = cycled(fen, &cycle, 2);
+        assert_eq!(
+            p.outcome(),
+            over(GameResult::RedWins, Reason::PerpetualCheck)
+        );
+    }
+
+    #[test]
+    fn chasing_on_only_some_moves_draws() {
+        // The rook attacks the cannon from b3, but the cannon steps to c6 and the rook's return
+        // to a3 attacks nothing.
+        let cycle = ["a3b3", "b6c6", "b3a3", "c6b6"];
+        let p = cycled(CANNON_CHASED, &cycle, 1);
+        assert_eq!(p.repetition(2), Some(Repetition::Draw));
+        let p = cycled(CANNON_CHASED, &cycle, 2);
+        assert_eq!(p.outcome(), over(GameResult::Draw, Reason::Repetition));
+    }
+
+    #[test]
+    fn chasing_a_different_piece_on_each_move_draws() {
+        // From b3 the rook attacks the cannon on b6, from a3 the one on a6: each move attacks
+        // a piece anew, but never the same one.
+        let fen = "4k4/9/9/cc7/9/9/R8/9/9/3K5 w - - 0 1";
+        let cycle = ["a3b3", "e9e8", "b3a3", "e8e9"];
+        let p = cycled(fen, &cycle, 1);
+        assert_eq!(p.repetition(2), Some(Repetition::Draw));
+        let p = cycled(fen, &cycle, 2);
+        assert_eq!(p.outcome(), over(GameResult::Draw, Reason::Repetition));
+    }
+
+    #[test]
+    fn a_pawn_is_chased_only_across_the_river() {
+        // The red cannon on e9 looks down file e at e6. Red's horse steps g8-e7 (the screen)
+        // and back, the black king d8-e8 (a second screen) and back: every red move leaves one
+        // screen, so red attacks e6 anew each time while the piece there never moves.
+        let cycle = ["g8e7", "d8e8", "e7g8", "e8d8"];
+        // A black pawn on e6 has not crossed the river: no chase.
+        let p = cycled("4C4/3k2N2/9/4p4/9/9/9/9/9/5K3 w - - 0 1", &cycle, 1);
+        assert_eq!(p.repetition(2), Some(Repetition::Draw));
+        // The same with a horse on e6: red chases.
+        let p = cycled("4C4/3k2N2/9/4n4/9/9/9/9/9/5K3 w - - 0 1", &cycle, 1);
+        assert_eq!(p.repetition(2), Some(Repetition::Loss(Perpetual::Chase)));
+        // A black pawn across the river (b4-a4, sideways) chased by the rook: red chases.
+        let cycle = ["a1b1", "b4a4", "b1a1", "a4b4"];
+        let p = cycled("4k4/9/9/9/9/1p7/9/9/R8/3K5 w - - 0 1", &cycle, 1);
+        assert_eq!(p.repetition(2), Some(Repetition::Loss(Perpetual::Chase)));
+    }
+
+    #[test]
+    fn jieqi_a_dark_piece_is_not_chased() {
+        // The screen pattern above in Jieqi, against a dark piece on e6 (a black rook in the
+        // pool): no chase. Face up, the same rook is chased.
+        let cycle = ["g8e7", "d8e8", "e7g8", "e8d8"];
+        let p = cycled("4C4/3k2N2/9/4x4/9/9/9/9/9/5K3 w r1 0 1", &cycle, 1);
+        assert_eq!(p.variant(), Variant::Jieqi);
+        assert!(p.is_dark(Square::parse("e6").expect("square")));
+        assert_eq!(p.repetition(2), Some(Repetition::Draw));
+        let p = cycled("4C4/3k2N2/9/4r4/9/9/9/9/9/5K3 w - 0 1", &cycle, 1);
+        assert_eq!(p.variant(), Variant::Jieqi);
+        assert_eq!(p.repetition(2), Some(Repetition::Loss(Perpetual::Chase)));
     }
 
     #[test]

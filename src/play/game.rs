@@ -1,6 +1,6 @@
 //! One game between two players: the referee. It asks the side to move for a move, checks it is
 //! legal, keeps the clocks, and ends the game on the first of: a ruling of the rules core
-//! (`Position::outcome`: mate, stalemate, perpetual check, repetition, no-capture limit,
+//! (`Position::outcome`: mate, stalemate, perpetual check or chase, repetition, no-capture limit,
 //! insufficient material), the maximum game length (draw), score adjudication (off by default),
 //! or a forfeit (a player crashed, answered an illegal move, or overstepped its clock).
 

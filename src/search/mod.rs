@@ -4,8 +4,8 @@
 //! (<https://www.chessprogramming.org/Search>) and the shape of Stockfish's `search.cpp`.
 //!
 //! Xiangqi's game-end rulings are applied inside the tree: a position repeated once along the
-//! line is scored by [`Position::repetition`] (drawn, or lost by the side that checked
-//! perpetually), 120 plies without capture draw, and having no legal move (mate *or*
+//! line is scored by [`Position::repetition`] (drawn, or lost by the side that checked or
+//! chased perpetually), 120 plies without capture draw, and having no legal move (mate *or*
 //! stalemate) loses.
 //!
 //! Jieqi: a move of a dark piece is a chance node ("expectimax", Michie 1966): its value is the
@@ -218,15 +218,15 @@ fn has_null_material(pos: &Position, us: Color) -> bool {
 }
 
 /// The score of the rulings that end a line at `pos`, `ply` plies from the root, if any:
-/// a repeated position (drawn, or lost by the side that gave perpetual check) and the
+/// a repeated position (drawn, or lost by the side that gave perpetual check or chase) and the
 /// no-capture limit. Mate and stalemate are found by the move loop.
 #[inline]
 pub fn ruled_score(pos: &Position, ply: usize) -> Option<i32> {
     if let Some(r) = pos.repetition(2) {
         return Some(match r {
             Repetition::Draw => 0,
-            Repetition::Win => MATE - ply as i32,
-            Repetition::Loss => -(MATE - ply as i32),
+            Repetition::Win(_) => MATE - ply as i32,
+            Repetition::Loss(_) => -(MATE - ply as i32),
         });
     }
     if pos.rule60() >= pos.no_capture_limit() {
