@@ -382,13 +382,20 @@ mod tests {
                 x,
             )
         };
-        let rounds = 300_000;
+        // Run for a while rather than a number of rounds: on a loaded machine a fixed count
+        // can finish inside one time slice, before the threads ever overlap. (A model of
+        // this test without the mix accepted a few torn entries per 300 ms on the 2-core
+        // development VM.)
+        let stop = std::sync::atomic::AtomicBool::new(false);
         let hits = std::sync::atomic::AtomicU64::new(0);
         std::thread::scope(|s| {
             for v in 0..2 {
-                let (tt, keys) = (&tt, &keys);
+                let (tt, keys, stop) = (&tt, &keys, &stop);
                 s.spawn(move || {
-                    for i in 0..rounds {
+                    for i in 0.. {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
                         let k = i % keys.len();
                         let (mv, score, eval, depth) = entry(k, v);
                         tt.store(keys[k], 0, mv, score, eval, depth, Bound::Exact);
@@ -396,9 +403,12 @@ mod tests {
                 });
             }
             for r in 0..2 {
-                let (tt, keys, hits) = (&tt, &keys, &hits);
+                let (tt, keys, hits, stop) = (&tt, &keys, &hits, &stop);
                 s.spawn(move || {
-                    for i in 0..rounds {
+                    for i in 0.. {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
                         let k = (i + r) % keys.len();
                         if let Some(h) = tt.probe(keys[k], 0) {
                             let got = (h.mv, h.score, h.eval, h.depth);
@@ -412,6 +422,8 @@ mod tests {
                     }
                 });
             }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            stop.store(true, Ordering::Relaxed);
         });
         assert!(hits.load(Ordering::Relaxed) > 0);
     }
