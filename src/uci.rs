@@ -12,6 +12,7 @@
 
 use crate::core::{Move, Position, Variant};
 use crate::eval::EvalParams;
+use crate::search::smp::MAX_THREADS;
 use crate::search::{SearchInfo, SearchLimits, SearchParams, Searcher, Skill};
 use crate::tunable::ParamSpec;
 use std::collections::HashMap;
@@ -482,7 +483,9 @@ impl Engine {
         self.say(&format!(
             "option name Hash type spin default {DEFAULT_HASH_MB} min 1 max {MAX_HASH_MB}"
         ));
-        self.say("option name Threads type spin default 1 min 1 max 1");
+        self.say(&format!(
+            "option name Threads type spin default 1 min 1 max {MAX_THREADS}"
+        ));
         self.say("option name Clear Hash type button");
         self.say("option name ParamsFile type string default <empty>");
         self.say("option name SearchParamsFile type string default <empty>");
@@ -501,7 +504,9 @@ impl Engine {
         self.say(&format!(
             "option hashsize type spin min 1 max {MAX_HASH_MB} default {DEFAULT_HASH_MB}"
         ));
-        self.say("option threads type spin min 1 max 1 default 1");
+        self.say(&format!(
+            "option threads type spin min 1 max {MAX_THREADS} default 1"
+        ));
         self.say("option usemillisec type check default false");
         self.say("option paramsfile type string default <empty>");
         self.say("option searchparamsfile type string default <empty>");
@@ -545,11 +550,13 @@ impl Engine {
                 self.lock_searcher().resize_hash(mb);
             }
             "threads" => {
-                if value.trim() != "1" {
-                    return Err(format!(
-                        "option Threads: only 1 thread is supported, got '{value}'"
-                    ));
+                let n: usize = value
+                    .parse()
+                    .map_err(|_| format!("option {name}: '{value}' is not a number of threads"))?;
+                if !(1..=MAX_THREADS).contains(&n) {
+                    return Err(format!("option {name}: {n} outside 1..{MAX_THREADS}"));
                 }
+                self.lock_searcher().set_threads(n);
             }
             "clear hash" => self.lock_searcher().new_game(),
             "paramsfile" => {

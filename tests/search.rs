@@ -384,3 +384,111 @@ fn clock_limited_search_returns_in_time() {
     assert!(start.elapsed().as_millis() < 1000);
     assert!(pos.legal_moves().contains(r.best_move));
 }
+
+/// Lazy SMP: two threads stop on the summed node count, and every thread did part of it.
+#[test]
+fn two_threads_share_a_node_limit() {
+    let pos = Position::startpos();
+    let mut s = searcher();
+    s.set_threads(2);
+    assert_eq!(s.threads(), 2);
+    let n = 200_000;
+    let mut infos = Vec::new();
+    let r = s.search(
+        &pos,
+        &SearchLimits {
+            nodes: Some(n),
+            ..Default::default()
+        },
+        &mut |i| infos.push(i.nodes),
+    );
+    assert!(pos.legal_moves().contains(r.best_move));
+    let per_thread = s.thread_nodes();
+    assert_eq!(per_thread.len(), 2);
+    assert!(per_thread.iter().all(|&t| t > 0), "{per_thread:?}");
+    assert_eq!(per_thread.iter().sum::<u64>(), r.nodes);
+    // Each thread reads the total every PUBLISH_INTERVAL nodes, so it stops within a few
+    // intervals of the limit; without the sum each would search the full limit.
+    let slack = 4 * xqtune::search::smp::PUBLISH_INTERVAL * 2;
+    assert!(r.nodes >= n && r.nodes <= n + slack, "{} nodes", r.nodes);
+    assert!(infos.iter().all(|&i| i <= n + slack), "{infos:?}");
+    assert_eq!(s.nodes(), r.nodes);
+}
+
+/// The summary of a node-limited search that determinism compares: move, nodes and every
+/// iteration's depth, score and PV.
+fn node_search_signature(s: &mut Searcher, pos: &Position) -> (Move, u64, Vec<String>) {
+    let mut lines = Vec::new();
+    let r = s.search(
+        pos,
+        &SearchLimits {
+            nodes: Some(30_000),
+            ..Default::default()
+        },
+        &mut |i| lines.push(format!("{} {} {:?} {}", i.depth, i.score, i.pv, i.nodes)),
+    );
+    (r.best_move, r.nodes, lines)
+}
+
+#[test]
+fn back_to_one_thread_the_search_is_deterministic_again() {
+    let pos = play(
+        "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1",
+        "b2e2 b9c7",
+    );
+    let mut fresh = searcher();
+    let want = node_search_signature(&mut fresh, &pos);
+    let mut s = searcher();
+    s.set_threads(3);
+    s.search(&pos, &depth(6), &mut |_| {});
+    s.set_threads(1);
+    s.new_game();
+    assert_eq!(node_search_signature(&mut s, &pos), want);
+    // And with the helpers' history in place: new_game clears that too.
+    s.set_threads(2);
+    s.search(&pos, &depth(6), &mut |_| {});
+    s.new_game();
+    s.set_threads(1);
+    assert_eq!(node_search_signature(&mut s, &pos), want);
+}
+
+#[test]
+fn two_threads_find_a_mate_and_honour_stop_and_movetime() {
+    let pos = Position::from_fen("4k4/9/9/9/9/9/9/9/1R7/R2K5 w - - 0 1").unwrap();
+    let mut s = searcher();
+    s.set_threads(2);
+    let r = s.search(&pos, &depth(6), &mut |_| {});
+    assert_eq!(mate_in(r.score), Some(2), "{r:?}");
+
+    let pos = Position::startpos();
+    let t0 = std::time::Instant::now();
+    let r = s.search(
+        &pos,
+        &SearchLimits {
+            movetime_ms: Some(300),
+            ..Default::default()
+        },
+        &mut |_| {},
+    );
+    assert!(pos.legal_moves().contains(r.best_move));
+    assert!(t0.elapsed().as_millis() < 2000, "{:?}", t0.elapsed());
+
+    let stop = s.stop_handle();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let t0 = std::time::Instant::now();
+    let r = s.search(
+        &pos,
+        &SearchLimits {
+            infinite: true,
+            ..Default::default()
+        },
+        &mut |_| {},
+    );
+    t.join().unwrap();
+    assert!(pos.legal_moves().contains(r.best_move));
+    assert!(t0.elapsed().as_millis() < 3000, "{:?}", t0.elapsed());
+    assert!(s.thread_nodes().iter().all(|&n| n > 0));
+}

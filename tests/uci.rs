@@ -222,7 +222,9 @@ fn malformed_lines_get_errors_and_the_engine_keeps_working() {
         "position fen not/a/fen w",
         "position middlegame",
         "setoption name Hash value lots",
-        "setoption name Threads value 4",
+        "setoption name Threads value 0",
+        "setoption name Threads value 257",
+        "setoption name Threads value many",
         "setoption name NoSuchOption value 1",
         "setoption name Skill value godlike",
         "setoption name ParamsFile value /nonexistent/params.json",
@@ -675,4 +677,118 @@ fn position_extending_the_previous_one_equals_a_full_replay() {
         back,
         position_signature(&["position startpos moves h2e2 h9g7"])
     );
+}
+
+/// The `nodes` of an `info` line.
+fn info_nodes(line: &str) -> u64 {
+    let t: Vec<&str> = line.split_whitespace().collect();
+    let i = t.iter().position(|&w| w == "nodes").unwrap();
+    t[i + 1].parse().unwrap()
+}
+
+/// Two `go nodes 20000` after `ucinewgame`: (bestmove, last info's nodes, depth) of each.
+fn two_node_searches(s: &mut Session) -> Vec<(String, u64, String)> {
+    (0..2)
+        .map(|_| {
+            s.send("ucinewgame");
+            s.send("position startpos moves b2e2 b9c7");
+            s.send("go nodes 20000");
+            let out = s.until("bestmove");
+            let last = out
+                .iter()
+                .rev()
+                .find(|l| l.starts_with("info depth"))
+                .unwrap();
+            let depth = last.split_whitespace().nth(2).unwrap().to_string();
+            (bestmove(&out), info_nodes(last), depth)
+        })
+        .collect()
+}
+
+#[test]
+fn threads_option_runs_lazy_smp_and_one_thread_is_deterministic_again() {
+    let mut s = Session::start(&["uci"]);
+    s.send("uci");
+    let hello = s.until("uciok");
+    assert!(
+        hello
+            .iter()
+            .any(|l| l == "option name Threads type spin default 1 min 1 max 256"),
+        "{hello:?}"
+    );
+    let single = two_node_searches(&mut s);
+    assert_eq!(single[0], single[1]);
+
+    for bad in ["0", "257", "two"] {
+        s.send(&format!("setoption name Threads value {bad}"));
+        s.send("isready");
+        let out = s.until("readyok");
+        assert!(
+            out.iter()
+                .any(|l| l.starts_with("info string error: option Threads") && l.contains(bad)),
+            "{bad}: {out:?}"
+        );
+    }
+
+    s.send("setoption name Threads value 2");
+    s.send("isready");
+    let out = s.until("readyok");
+    assert!(!out.iter().any(|l| l.contains("error")), "{out:?}");
+    let pos = xqtune::core::Position::startpos();
+    s.send("position startpos");
+    // A node limit counts both threads' nodes: the reports stay within it (give or take the
+    // threads' publication interval), which a per-thread limit would not.
+    s.send("go nodes 300000");
+    let out = s.until("bestmove");
+    assert!(pos.parse_move(&bestmove(&out)).is_ok(), "{out:?}");
+    for l in out.iter().filter(|l| l.starts_with("info depth")) {
+        assert!(info_nodes(l) <= 300_000 + 512, "{l}");
+    }
+    // movetime and stop end the search of both threads.
+    let t0 = std::time::Instant::now();
+    s.send("go movetime 300");
+    let out = s.until("bestmove");
+    assert!(pos.parse_move(&bestmove(&out)).is_ok(), "{out:?}");
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    s.send("go infinite");
+    std::thread::sleep(Duration::from_millis(200));
+    let t0 = std::time::Instant::now();
+    s.send("stop");
+    let out = s.until("bestmove");
+    assert!(pos.parse_move(&bestmove(&out)).is_ok(), "{out:?}");
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+
+    // Back to one thread: the same node-limited searches as before.
+    s.send("setoption name Threads value 1");
+    assert_eq!(two_node_searches(&mut s), single);
+    s.quit();
+}
+
+#[test]
+fn ucci_threads_option() {
+    let mut s = Session::start(&[]);
+    s.send("ucci");
+    let hello = s.until("ucciok");
+    assert!(
+        hello
+            .iter()
+            .any(|l| l == "option threads type spin min 1 max 256 default 1"),
+        "{hello:?}"
+    );
+    s.send("setoption threads 2");
+    s.send("setoption threads 300");
+    s.send("isready");
+    let out = s.until("readyok");
+    let errors: Vec<&String> = out.iter().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{out:?}");
+    assert!(errors[0].contains("threads") && errors[0].contains("300"));
+    s.send("position startpos");
+    s.send("go depth 6");
+    let out = s.until("bestmove");
+    assert!(
+        xqtune::core::Position::startpos()
+            .parse_move(&bestmove(&out))
+            .is_ok()
+    );
+    s.quit();
 }

@@ -24,6 +24,7 @@
 pub mod correction;
 pub mod ordering;
 pub mod params;
+pub mod smp;
 pub mod time;
 pub mod tt;
 
@@ -166,7 +167,8 @@ impl ChanceMode {
     }
 }
 
-/// A single-threaded searcher with its own tables. One per game in self-play.
+/// A searcher with its own tables. One per game in self-play; an engine's searcher may have
+/// helper threads ([`Searcher::set_threads`], Lazy SMP in [`smp`]).
 pub struct Searcher {
     /// The evaluation parameters. After replacing them, call [`Searcher::new_game`]: the
     /// tables keep evaluations made with the old ones.
@@ -177,7 +179,12 @@ pub struct Searcher {
     /// Chance nodes on the current path.
     chance_nested: i32,
     stop: Arc<AtomicBool>,
-    tt: TranspositionTable,
+    /// Shared with the helpers, if any.
+    tt: Arc<TranspositionTable>,
+    /// Lazy SMP: the other threads' searchers (none with one thread), and this searcher's
+    /// place among the threads (`None` with one thread).
+    helpers: Vec<Searcher>,
+    link: Option<smp::ThreadLink>,
     eval_cache: EvalCache,
     heur: Heuristics,
     nodes: u64,
@@ -308,7 +315,9 @@ impl Searcher {
             options: EngineOptions::default(),
             chance_nested: 0,
             stop: Arc::new(AtomicBool::new(false)),
-            tt: TranspositionTable::new(hash_mb),
+            tt: Arc::new(TranspositionTable::new(hash_mb)),
+            helpers: Vec::new(),
+            link: None,
             eval_cache: EvalCache::new(),
             heur: Heuristics::new(MAX_PLY),
             nodes: 0,
@@ -353,12 +362,23 @@ impl Searcher {
 
     /// Replaces the transposition table with one of `mb` megabytes (UCI `Hash`).
     pub fn resize_hash(&mut self, mb: usize) {
-        self.tt = TranspositionTable::new(mb);
+        self.tt = Arc::new(TranspositionTable::new(mb));
+        for h in &mut self.helpers {
+            h.tt = self.tt.clone();
+        }
     }
 
-    /// Clears the transposition table and history (`ucinewgame`).
+    /// Clears the transposition table and every thread's history (`ucinewgame`).
     pub fn new_game(&mut self) {
         self.tt.clear();
+        self.clear_thread_tables();
+        for h in &mut self.helpers {
+            h.clear_thread_tables();
+        }
+    }
+
+    /// Clears what each thread owns: evaluation cache and heuristics.
+    fn clear_thread_tables(&mut self) {
         self.eval_cache.clear();
         self.heur.clear();
         self.corr.clear();
@@ -389,6 +409,22 @@ impl Searcher {
         limits: &SearchLimits,
         info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
+        self.tt.new_search();
+        if self.helpers.is_empty() {
+            self.iterate(pos, limits, info)
+        } else {
+            self.search_smp(pos, limits, info)
+        }
+    }
+
+    /// Iterative deepening on one thread: the whole search with one thread, the main
+    /// thread's or a helper's part with several.
+    fn iterate(
+        &mut self,
+        pos: &Position,
+        limits: &SearchLimits,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
         let start = Instant::now();
         let mut pos = pos.clone();
         self.init_lmr();
@@ -400,7 +436,6 @@ impl Searcher {
         let tm = TimeManager::new(limits, start);
         let uses_clock = tm.uses_clock();
         self.tm = Some(tm);
-        self.tt.new_search();
         for k in self.heur.killers.iter_mut() {
             *k = [Move::NULL; 2];
         }
@@ -493,7 +528,7 @@ impl Searcher {
                 seldepth: self.seldepth as u32,
                 score,
                 mate_in: mate_in(score),
-                nodes: self.nodes,
+                nodes: self.total_nodes(),
                 time_ms: elapsed,
                 pv: best.pv.clone(),
                 hashfull: self.tt.hashfull(),
@@ -520,9 +555,9 @@ impl Searcher {
         best
     }
 
-    /// Nodes searched by the last (or running) search.
+    /// Nodes searched by the last (or running) search, all threads together.
     pub fn nodes(&self) -> u64 {
-        self.nodes
+        self.total_nodes()
     }
 
     #[inline(always)]
@@ -539,6 +574,12 @@ impl Searcher {
         if self.nodes & (CHECK_INTERVAL - 1) == 0
             && (self.stop.load(Ordering::Relaxed)
                 || self.tm.as_ref().is_some_and(|t| t.hard_exceeded()))
+        {
+            self.stopped = true;
+        }
+        if let Some(link) = &self.link
+            && self.nodes & (smp::PUBLISH_INTERVAL - 1) == 0
+            && link.publish(self.nodes, self.node_limit)
         {
             self.stopped = true;
         }
