@@ -1015,7 +1015,11 @@ impl Searcher {
         if !excluded.is_null() {
             // No move but the excluded one, or none reached alpha: the bar was not reached.
             // Nothing here is stored, and the statistics are the full node's to update.
-            return if best_score == -INF { alpha } else { best_score };
+            return if best_score == -INF {
+                alpha
+            } else {
+                best_score
+            };
         }
         if best_score >= beta {
             let bonus = (depth * depth).min(1200) * 16;
@@ -1056,12 +1060,17 @@ impl Searcher {
         // The search's result teaches the correction when it says more than the static
         // evaluation could: not in check, not decided by a capture (the evaluation does not
         // see those), and not a bound on the wrong side of the evaluation.
+        let decided_by_capture = !best_move.is_null() && pos.is_capture(best_move);
+        let wrong_side = match bound {
+            Bound::Lower => best_score <= static_eval,
+            Bound::Upper => best_score >= static_eval,
+            Bound::Exact => false,
+        };
         if !in_check
             && !self.stopped
-            && (best_move.is_null() || !pos.is_capture(best_move))
+            && !decided_by_capture
             && best_score.abs() < MATE_BOUND
-            && !(bound == Bound::Lower && best_score <= static_eval)
-            && !(bound == Bound::Upper && best_score >= static_eval)
+            && !wrong_side
         {
             self.corr.update(corr_slots, best_score - raw_eval, depth);
         }
