@@ -511,6 +511,7 @@ impl Searcher {
                     score,
                     reference_score: (done > 0)
                         .then(|| scores[..done].iter().sum::<i32>() / done as i32),
+                    jieqi: pos.variant() == Variant::Jieqi,
                 };
                 t.rescale_soft(time::soft_scale_permille(&p, &stats));
             }

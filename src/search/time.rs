@@ -18,9 +18,13 @@
 //!   time (`tm_eval_scale` percent per 10 cp, within `tm_eval_min..=tm_eval_max`).
 //!
 //! Jieqi (issue 17): the tree under reveal moves is much bushier, and which piece to reveal is
-//! decided early in the deal, so the optimum of a Jieqi search is also scaled once by the
+//! decided early in the deal, so the optimum of a Jieqi search can also be scaled once by the
 //! reveal moves at the root: up to `tm_jieqi_reveal_bonus` percent more with many of them,
-//! `tm_jieqi_no_reveal` percent when there are none left.
+//! `tm_jieqi_no_reveal` percent when there are none left; and a Jieqi search applies
+//! `tm_jieqi_blend` percent of the per-iteration scaling above. The defaults (0, 100, 0) keep
+//! Jieqi at the fixed soft limit of before: with 40, 85 and the full scaling (100) the Jieqi
+//! SPRT at 2+0.02 stood at -40.6 +/- 49.0 Elo after 189 games (LLR -1.02, no decision),
+//! while Xiangqi passed. These are the numbers a timed Jieqi tune starts from.
 //!
 //! The scaled soft limit never passes the hard limit nor `movetime`; `go movetime` alone
 //! (no clock) keeps its fixed soft limit.
@@ -66,6 +70,8 @@ pub struct IterationStats {
     /// This iteration's score, and the mean of the previous iterations' (`None` at first).
     pub score: i32,
     pub reference_score: Option<i32>,
+    /// A Jieqi search, which applies only `tm_jieqi_blend` percent of the scaling.
+    pub jieqi: bool,
 }
 
 impl TimeManager {
@@ -189,7 +195,13 @@ pub fn soft_scale_permille(p: &SearchParams, s: &IterationStats) -> u64 {
             )
             .max(1)
     });
-    (stable * node * eval / 1000) as u64
+    let full = stable * node * eval / 1000;
+    if s.jieqi {
+        let blend = p.tm_jieqi_blend.clamp(0, 100) as i64;
+        (1000 + (full - 1000) * blend / 100).max(1) as u64
+    } else {
+        full as u64
+    }
 }
 
 /// The percent a Jieqi search scales its optimum by, from the reveal (dark-piece) moves at
@@ -225,6 +237,7 @@ mod tests {
             root_nodes: 1000,
             score: 50,
             reference_score: Some(50),
+            jieqi: false,
         }
     }
 
@@ -354,6 +367,7 @@ mod tests {
             root_nodes: 1000,
             score: -500,
             reference_score: Some(500),
+            jieqi: false,
         };
         for (t, inc) in [
             (1u64, 0u64),
@@ -401,15 +415,89 @@ mod tests {
         assert_eq!(tm.hard, Some(Duration::from_millis(200)));
     }
 
+    /// The node share is read from the root's per-move counts: every node of the search is
+    /// counted under exactly one root move (Xiangqi, and Jieqi, whose reveal moves go through
+    /// chance nodes), and the best move's count is among them.
+    #[test]
+    fn root_node_counts_cover_the_whole_search() {
+        use crate::core::{Position, Variant};
+        use crate::eval::EvalParams;
+        use std::sync::Arc;
+        for (variant, d) in [(Variant::Xiangqi, 7), (Variant::Jieqi, 4)] {
+            let pos = Position::startpos_of(variant);
+            let mut s = super::super::Searcher::new(Arc::new(EvalParams::default()), P, 4);
+            let limits = SearchLimits {
+                depth: Some(d),
+                ..Default::default()
+            };
+            let r = s.search(&pos, &limits, &mut |_| {});
+            let total: u64 = s.root_effort.iter().map(|e| e.1).sum();
+            assert_eq!(total, r.nodes, "{variant:?}");
+            assert_eq!(s.root_effort.len(), pos.legal_moves().len(), "{variant:?}");
+            let best = s.root_effort.iter().find(|e| e.0 == r.best_move).unwrap();
+            assert!(
+                best.1 > 0 && best.1 < total,
+                "{variant:?}: {best:?} of {total}"
+            );
+        }
+    }
+
+    /// By default a Jieqi search keeps the fixed soft limit of before, whatever the root and
+    /// the iterations look like (the Jieqi SPRT did not support the scaling).
+    #[test]
+    fn jieqi_defaults_keep_the_fixed_soft_limit() {
+        for n in [0, 1, 10, 44] {
+            assert_eq!(jieqi_percent(&P, n), 100);
+        }
+        let l = clock(60_000, 600);
+        let fixed = TimeManager::new(&l, &P, Instant::now()).soft;
+        for stats in [
+            settled(),
+            IterationStats {
+                stability: 0,
+                best_move_nodes: 10,
+                score: -300,
+                ..settled()
+            },
+        ] {
+            let jieqi = IterationStats {
+                jieqi: true,
+                ..stats
+            };
+            assert_eq!(soft_scale_permille(&P, &jieqi), 1000);
+            assert_eq!(soft_after(&l, &jieqi), fixed.unwrap());
+            // Blended: the Xiangqi factor at 100 percent, halfway at 50.
+            let x = soft_scale_permille(&P, &stats) as i64;
+            assert_eq!(soft_scale_permille(&JIEQI_ON, &jieqi) as i64, x);
+            let half = SearchParams {
+                tm_jieqi_blend: 50,
+                ..P
+            };
+            assert_eq!(
+                soft_scale_permille(&half, &jieqi) as i64,
+                1000 + (x - 1000) / 2
+            );
+        }
+    }
+
+    /// The Jieqi settings the SPRT measured (see the module documentation).
+    const JIEQI_ON: SearchParams = SearchParams {
+        tm_jieqi_reveal_bonus: 40,
+        tm_jieqi_no_reveal: 85,
+        tm_jieqi_blend: 100,
+        ..SearchParams::DEFAULT
+    };
+
     #[test]
     fn jieqi_time_follows_the_reveal_moves() {
-        let none = jieqi_percent(&P, 0);
-        let few = jieqi_percent(&P, 3);
-        let many = jieqi_percent(&P, JIEQI_FULL_REVEALS as usize);
+        let p = JIEQI_ON;
+        let none = jieqi_percent(&p, 0);
+        let few = jieqi_percent(&p, 3);
+        let many = jieqi_percent(&p, JIEQI_FULL_REVEALS as usize);
         assert!(none < 100 && 100 < few && few < many);
-        assert_eq!(many, jieqi_percent(&P, 200));
+        assert_eq!(many, jieqi_percent(&p, 200));
         let l = clock(60_000, 600);
-        let mut early = TimeManager::new(&l, &P, Instant::now());
+        let mut early = TimeManager::new(&l, &p, Instant::now());
         let mut late = early.clone();
         early.scale_optimum(many);
         late.scale_optimum(none);
