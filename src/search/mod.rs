@@ -30,13 +30,13 @@ pub mod tt;
 
 pub use params::{DEFAULT_SEARCH_JSON, EngineOptions, SearchParams};
 
-use crate::core::{Color, Move, PieceType, Position, Repetition};
+use crate::core::{Color, Move, PieceType, Position, Repetition, Variant};
 use crate::eval::{EvalParams, Partial, evaluate_for};
 use ordering::{Heuristics, NO_CONT, ORDER_VALUE, ScoredMoves, StagedMoves, cont_row, piece_code};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-use time::{CHECK_INTERVAL, TimeManager};
+use time::{CHECK_INTERVAL, IterationStats, SCORE_HISTORY, TimeManager};
 use tt::{Bound, MATE_BOUND, NO_EVAL, TranspositionTable};
 
 /// The score of giving mate now; mate in `n` plies scores `MATE - n`.
@@ -194,6 +194,10 @@ pub struct Searcher {
     tm: Option<TimeManager>,
     root_depth: i32,
     root_best: Option<(Move, i32)>,
+    /// Nodes spent under each root move in this search (for the time manager's node share),
+    /// and the node count when the root last finished a move.
+    root_effort: Vec<(Move, u64)>,
+    root_mark: u64,
     pv: Vec<[Move; MAX_PLY + 1]>,
     pv_len: [usize; MAX_PLY + 2],
     eval_stack: [i32; MAX_PLY + 2],
@@ -327,6 +331,8 @@ impl Searcher {
             tm: None,
             root_depth: 0,
             root_best: None,
+            root_effort: Vec::new(),
+            root_mark: 0,
             pv: vec![[Move::NULL; MAX_PLY + 1]; MAX_PLY + 2],
             pv_len: [0; MAX_PLY + 2],
             eval_stack: [0; MAX_PLY + 2],
@@ -433,14 +439,19 @@ impl Searcher {
         self.chance_nested = 0;
         self.stopped = false;
         self.node_limit = limits.nodes.map(|n| n.max(1));
-        let tm = TimeManager::new(limits, start);
+        let mut tm = TimeManager::new(limits, &self.params, start);
         let uses_clock = tm.uses_clock();
-        self.tm = Some(tm);
         for k in self.heur.killers.iter_mut() {
             *k = [Move::NULL; 2];
         }
 
         let root_moves = pos.legal_moves();
+        if pos.variant() == Variant::Jieqi {
+            let reveals = root_moves.iter().filter(|m| pos.is_dark(m.from())).count();
+            tm.scale_optimum(time::jieqi_percent(&self.params, reveals));
+        }
+        self.tm = Some(tm);
+        self.root_effort.clear();
         if root_moves.is_empty() {
             let score = -MATE;
             let i = SearchInfo {
@@ -469,6 +480,9 @@ impl Searcher {
         };
         let p = self.params;
         let mut prev_score = 0;
+        // For the soft limit: iterations that kept the best move, and the last scores.
+        let mut stability = 0u32;
+        let mut scores = [0i32; SCORE_HISTORY];
         for depth in 1..=max_depth {
             self.root_depth = depth;
             self.root_best = None;
@@ -483,6 +497,7 @@ impl Searcher {
                 (-INF, INF)
             };
             let score = loop {
+                self.root_mark = self.nodes;
                 let s = self.negamax(&mut pos, alpha, beta, depth, 0, false);
                 if self.stopped {
                     break s;
@@ -519,9 +534,35 @@ impl Searcher {
             best.score = score;
             best.depth = depth as u32;
             if self.pv_len[0] > 0 {
+                stability = if self.pv[0][0] == best.best_move && depth > 1 {
+                    stability + 1
+                } else {
+                    0
+                };
                 best.best_move = self.pv[0][0];
                 best.pv = self.pv[0][..self.pv_len[0]].to_vec();
             }
+            if let Some(t) = self.tm.as_mut()
+                && t.uses_clock()
+            {
+                let done = (depth as usize - 1).min(SCORE_HISTORY);
+                let stats = IterationStats {
+                    stability,
+                    best_move_nodes: self
+                        .root_effort
+                        .iter()
+                        .find(|e| e.0 == best.best_move)
+                        .map_or(0, |e| e.1),
+                    root_nodes: self.root_effort.iter().map(|e| e.1).sum(),
+                    score,
+                    reference_score: (done > 0)
+                        .then(|| scores[..done].iter().sum::<i32>() / done as i32),
+                    jieqi: pos.variant() == Variant::Jieqi,
+                };
+                t.rescale_soft(time::soft_scale_permille(&p, &stats));
+            }
+            scores.rotate_right(1);
+            scores[0] = score;
             let elapsed = self.tm.as_ref().map_or(0, |t| t.elapsed_ms());
             info(&SearchInfo {
                 depth: depth as u32,
@@ -645,6 +686,15 @@ impl Searcher {
         root: bool,
         (best_score, best_move, alpha): &mut (&mut i32, &mut Move, &mut i32),
     ) -> bool {
+        if root {
+            // Root bookkeeping for the time manager: the nodes since the root's last move.
+            let spent = self.nodes - self.root_mark;
+            self.root_mark = self.nodes;
+            match self.root_effort.iter_mut().find(|e| e.0 == m) {
+                Some(e) => e.1 += spent,
+                None => self.root_effort.push((m, spent)),
+            }
+        }
         if score <= **best_score {
             return false;
         }

@@ -8,7 +8,8 @@
 //!
 //! Naming (after Carp's `search_params.rs`): `*_max_depth` / `*_min_depth` bound where a rule
 //! applies, `*_margin` / `*_base` are centipawns, `*_divisor` scale a formula, `lmr_*` are in
-//! hundredths of a ply.
+//! hundredths of a ply. `tm_*` are percentages of the time manager (`search/time.rs`), read only
+//! by searches with a clock: tune them with timed games (`--only 'tm_*'`), not node-limited ones.
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
@@ -95,6 +96,18 @@ macro_rules! search_params {
 search_params! {
     aspiration_delta: 30 in 5..=200 step 5,
     aspiration_min_depth: 4 in 1..=10 step 1,
+    tm_soft_percent: 60 in 20..=120 step 5,
+    tm_stable_base: 150 in 80..=300 step 10,
+    tm_stable_step: 15 in 0..=50 step 5,
+    tm_stable_min: 65 in 30..=100 step 5,
+    tm_node_base: 150 in 100..=250 step 5,
+    tm_node_scale: 135 in 50..=250 step 5,
+    tm_eval_scale: 25 in 0..=100 step 5,
+    tm_eval_min: 75 in 40..=100 step 5,
+    tm_eval_max: 175 in 100..=300 step 10,
+    tm_jieqi_reveal_bonus: 0 in 0..=150 step 10,
+    tm_jieqi_no_reveal: 100 in 50..=120 step 5,
+    tm_jieqi_blend: 0 in 0..=100 step 10,
     nmp_min_depth: 3 in 1..=8 step 1,
     nmp_base_reduction: 3 in 1..=6 step 1,
     nmp_depth_divisor: 4 in 2..=12 step 1,
