@@ -76,6 +76,15 @@ fn bestmove(lines: &[String]) -> String {
     last.split_whitespace().nth(1).unwrap().to_string()
 }
 
+/// The last `info depth` line of a search's output.
+fn last_info(lines: &[String]) -> &String {
+    lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("an info depth line")
+}
+
 #[test]
 fn uci_handshake_and_search() {
     let mut s = Session::start(&[]);
@@ -283,13 +292,7 @@ fn go_nodes_is_reproducible_after_ucinewgame() {
             s.send("position startpos moves b2e2 b9c7");
             s.send("go nodes 20000");
             let out = s.until("bestmove");
-            let last_info = out
-                .iter()
-                .rev()
-                .find(|l| l.starts_with("info depth"))
-                .unwrap()
-                .clone();
-            let nodes: Vec<&str> = last_info.split_whitespace().collect();
+            let nodes: Vec<&str> = last_info(&out).split_whitespace().collect();
             let i = nodes.iter().position(|&t| t == "nodes").unwrap();
             results.push((
                 bestmove(&out),
@@ -492,11 +495,7 @@ fn search_signature(s: &mut Session) -> String {
     s.send("position fen 1nbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1");
     s.send("go depth 5");
     let out = s.until("bestmove");
-    let last = out
-        .iter()
-        .rev()
-        .find(|l| l.starts_with("info depth"))
-        .unwrap();
+    let last = last_info(&out);
     let score = last.split(" nodes ").next().unwrap().to_string();
     let pv = last.split(" pv ").nth(1).unwrap();
     format!("{score} | {pv} | {}", out.last().unwrap())
@@ -694,11 +693,7 @@ fn two_node_searches(s: &mut Session) -> Vec<(String, u64, String)> {
             s.send("position startpos moves b2e2 b9c7");
             s.send("go nodes 20000");
             let out = s.until("bestmove");
-            let last = out
-                .iter()
-                .rev()
-                .find(|l| l.starts_with("info depth"))
-                .unwrap();
+            let last = last_info(&out);
             let depth = last.split_whitespace().nth(2).unwrap().to_string();
             (bestmove(&out), info_nodes(last), depth)
         })
