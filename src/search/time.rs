@@ -17,14 +17,13 @@
 //! - score drop: a score below the mean of the last iterations' scores means trouble, more
 //!   time (`tm_eval_scale` percent per 10 cp, within `tm_eval_min..=tm_eval_max`).
 //!
-//! Jieqi (issue 17): the tree under reveal moves is much bushier, and which piece to reveal is
-//! decided early in the deal, so the optimum of a Jieqi search can also be scaled once by the
-//! reveal moves at the root: up to `tm_jieqi_reveal_bonus` percent more with many of them,
+//! Jieqi: the tree under reveal moves is much bushier, and which piece to reveal is decided
+//! early in the deal, so the optimum of a Jieqi search can also be scaled once by the reveal
+//! moves at the root: up to `tm_jieqi_reveal_bonus` percent more with many of them,
 //! `tm_jieqi_no_reveal` percent when there are none left; and a Jieqi search applies
 //! `tm_jieqi_blend` percent of the per-iteration scaling above. The defaults (0, 100, 0) keep
-//! Jieqi at the fixed soft limit of before: with 40, 85 and the full scaling (100) the Jieqi
-//! SPRT at 2+0.02 stood at -40.6 +/- 49.0 Elo after 189 games (LLR -1.02, no decision),
-//! while Xiangqi passed. These are the numbers a timed Jieqi tune starts from.
+//! Jieqi at the fixed soft limit, because the scaled version did not pass its SPRT (the
+//! README's table has the figures); they are where a timed Jieqi tune starts.
 //!
 //! The scaled soft limit never passes the hard limit nor `movetime`; `go movetime` alone
 //! (no clock) keeps its fixed soft limit.

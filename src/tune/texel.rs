@@ -303,7 +303,7 @@ const _: () = assert!(std::mem::size_of::<DangerUse>() == 4);
 
 /// Precomputed traces of a set of positions, restricted to the tuned parameters.
 ///
-/// Compact because issue 16 asks for ten million positions in 1.5 GB: a tapered pair is one
+/// Compact so that ten million positions fit in 1.5 GB: a tapered pair is one
 /// [`Use`] (u16 index, i16 count) with the phase stored once per position, instead of two
 /// (u32, f32) entries carrying `count·phase/16`; coefficients that are not whole counts at the
 /// position's phase (Jieqi's dark-piece pool fractions, multiples of 1/4096) take an exact
