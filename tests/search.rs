@@ -7,7 +7,9 @@ use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
 use xqtune::core::{Move, Position};
 use xqtune::eval::EvalParams;
-use xqtune::search::{MATE, SearchLimits, SearchParams, Searcher, Skill, mate_in, ruled_score};
+use xqtune::search::{
+    MATE, SearchLimits, SearchParams, SearchResult, Searcher, Skill, mate_in, ruled_score,
+};
 use xqtune::tunable::ParamsError;
 
 fn searcher() -> Searcher {
@@ -209,13 +211,19 @@ fn depth_limit_is_respected_and_reported() {
 fn stop_flag_ends_an_infinite_search() {
     let pos = Position::startpos();
     let mut s = searcher();
+    let r = infinite_search_stopped_after_200ms(&mut s, &pos);
+    assert!(pos.legal_moves().contains(r.best_move));
+}
+
+/// An infinite search of `pos` that another thread stops through the stop flag after 200 ms.
+fn infinite_search_stopped_after_200ms(s: &mut Searcher, pos: &Position) -> SearchResult {
     let stop = s.stop_handle();
     let t = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(200));
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     let r = s.search(
-        &pos,
+        pos,
         &SearchLimits {
             infinite: true,
             ..Default::default()
@@ -223,7 +231,7 @@ fn stop_flag_ends_an_infinite_search() {
         &mut |_| {},
     );
     t.join().unwrap();
-    assert!(pos.legal_moves().contains(r.best_move));
+    r
 }
 
 fn play(fen: &str, moves: &str) -> Position {
@@ -473,21 +481,8 @@ fn two_threads_find_a_mate_and_honour_stop_and_movetime() {
     assert!(pos.legal_moves().contains(r.best_move));
     assert!(t0.elapsed().as_millis() < 2000, "{:?}", t0.elapsed());
 
-    let stop = s.stop_handle();
-    let t = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    });
     let t0 = std::time::Instant::now();
-    let r = s.search(
-        &pos,
-        &SearchLimits {
-            infinite: true,
-            ..Default::default()
-        },
-        &mut |_| {},
-    );
-    t.join().unwrap();
+    let r = infinite_search_stopped_after_200ms(&mut s, &pos);
     assert!(pos.legal_moves().contains(r.best_move));
     assert!(t0.elapsed().as_millis() < 3000, "{:?}", t0.elapsed());
     assert!(s.thread_nodes().iter().all(|&n| n > 0));

@@ -76,6 +76,15 @@ fn bestmove(lines: &[String]) -> String {
     last.split_whitespace().nth(1).unwrap().to_string()
 }
 
+/// The search's `bestmove` is a move of the start position.
+fn assert_bestmove_from_start(out: &[String]) {
+    assert!(
+        xqtune::core::Position::startpos()
+            .parse_move(&bestmove(out))
+            .is_ok()
+    );
+}
+
 /// The last `info depth` line of a search's output.
 fn last_info(lines: &[String]) -> &String {
     lines
@@ -249,11 +258,7 @@ fn malformed_lines_get_errors_and_the_engine_keeps_working() {
     }
     s.send("go depth 2");
     let out = s.until("bestmove");
-    assert!(
-        xqtune::core::Position::startpos()
-            .parse_move(&bestmove(&out))
-            .is_ok()
-    );
+    assert_bestmove_from_start(&out);
     s.quit();
 }
 
@@ -780,10 +785,6 @@ fn ucci_threads_option() {
     s.send("position startpos");
     s.send("go depth 6");
     let out = s.until("bestmove");
-    assert!(
-        xqtune::core::Position::startpos()
-            .parse_move(&bestmove(&out))
-            .is_ok()
-    );
+    assert_bestmove_from_start(&out);
     s.quit();
 }
