@@ -790,11 +790,13 @@ impl Searcher {
         } else {
             self.eval_for(pos, None).0
         };
-        let corr_slots = correction::Correction::slots(pos);
-        let static_eval = if in_check {
-            -INF
-        } else {
-            (raw_eval + self.corr.correction(corr_slots)).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        // In check there is no static evaluation to correct, nor one to learn from.
+        let corr_slots = (!in_check).then(|| correction::Correction::slots(pos));
+        let static_eval = match corr_slots {
+            None => -INF,
+            Some(slots) => {
+                (raw_eval + self.corr.correction(slots)).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+            }
         };
         self.eval_stack[ply] = static_eval;
         let improving = !in_check && ply >= 2 && static_eval > self.eval_stack[ply - 2];
@@ -1116,13 +1118,13 @@ impl Searcher {
             Bound::Upper => best_score >= static_eval,
             Bound::Exact => false,
         };
-        if !in_check
+        if let Some(slots) = corr_slots
             && !self.stopped
             && !decided_by_capture
             && best_score.abs() < MATE_BOUND
             && !wrong_side
         {
-            self.corr.update(corr_slots, best_score - raw_eval, depth);
+            self.corr.update(slots, best_score - raw_eval, depth);
         }
         let stored_eval = if in_check { 0 } else { raw_eval };
         self.tt
