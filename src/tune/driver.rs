@@ -430,6 +430,9 @@ mod tests {
         assert_eq!((s.verify, s.concurrency), (VerifyMode::None, Some(3)));
         s.resume_with(&T::parse_from(["t", "--verify", "fixed", "--verify-games", "50"]).a);
         assert_eq!((s.verify, s.verify_games), (VerifyMode::Fixed, 50));
+        assert_eq!((s.elo0, s.elo1), (0.0, 10.0));
+        s.resume_with(&T::parse_from(["t", "--elo0", "-2", "--elo1", "5"]).a);
+        assert_eq!((s.elo0, s.elo1, s.verify_games), (-2.0, 5.0, 50));
     }
 
     #[test]

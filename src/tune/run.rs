@@ -145,11 +145,11 @@ pub struct CommonArgs {
     /// Most games of the verification match [default: 200].
     #[arg(long)]
     pub verify_games: Option<usize>,
-    /// SPRT hypotheses in Elo (H0: elo0, H1: elo1).
-    #[arg(long, default_value_t = 0.0)]
-    pub elo0: f64,
-    #[arg(long, default_value_t = 10.0)]
-    pub elo1: f64,
+    /// SPRT hypotheses in Elo (H0: elo0, H1: elo1) [default: 0 and 10].
+    #[arg(long, allow_negative_numbers = true)]
+    pub elo0: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub elo1: Option<f64>,
     /// Milliseconds per move instead of nodes (external engines).
     #[arg(long)]
     pub movetime: Option<u64>,
@@ -196,6 +196,8 @@ pub struct CommonSettings {
 
 const DEFAULT_VERIFY: VerifyMode = VerifyMode::Sprt;
 const DEFAULT_VERIFY_GAMES: usize = 200;
+const DEFAULT_ELO0: f64 = 0.0;
+const DEFAULT_ELO1: f64 = 10.0;
 
 impl From<&CommonArgs> for CommonSettings {
     fn from(a: &CommonArgs) -> CommonSettings {
@@ -214,8 +216,8 @@ impl From<&CommonArgs> for CommonSettings {
             variant: a.variant,
             verify: a.verify.unwrap_or(DEFAULT_VERIFY),
             verify_games: a.verify_games.unwrap_or(DEFAULT_VERIFY_GAMES),
-            elo0: a.elo0,
-            elo1: a.elo1,
+            elo0: a.elo0.unwrap_or(DEFAULT_ELO0),
+            elo1: a.elo1.unwrap_or(DEFAULT_ELO1),
             movetime: a.movetime,
             tc: a.tc.clone(),
             engine: None,
@@ -241,6 +243,8 @@ impl CommonSettings {
         self.concurrency = a.concurrency.or(self.concurrency);
         self.verify = a.verify.unwrap_or(self.verify);
         self.verify_games = a.verify_games.unwrap_or(self.verify_games);
+        self.elo0 = a.elo0.unwrap_or(self.elo0);
+        self.elo1 = a.elo1.unwrap_or(self.elo1);
     }
 
     pub fn threads(&self) -> usize {
