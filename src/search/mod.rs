@@ -43,6 +43,17 @@ use tt::{Bound, MATE_BOUND, NO_EVAL, TranspositionTable};
 pub const MATE: i32 = 30_000;
 /// Larger than any score.
 pub const INF: i32 = 31_000;
+
+/// The transposition-table key of the chance node "dark move `m` from the position with key
+/// `key`": the position's key xored with a hash of the move and a salt, so that it lands on an
+/// unrelated slot and never reads as an ordinary position (two positions' keys differ by a xor
+/// of Zobrist numbers, which this odd-constant mix matches only by chance).
+#[inline(always)]
+fn chance_key(key: u64, m: Move) -> u64 {
+    const SALT: u64 = 0x6A09_E667_F3BC_C909;
+    let x = (m.0 as u64 ^ SALT).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    key ^ x ^ (x >> 31)
+}
 /// The deepest ply the search reaches (extensions included).
 pub const MAX_PLY: usize = 128;
 
@@ -1218,6 +1229,20 @@ impl Searcher {
             pos.unmake_move();
             return v;
         }
+        // The chance node's own table entry: a re-search (LMR, PVS, aspiration) or a
+        // transposition into the same dark move is answered without expanding the reveals,
+        // when the stored bound decides the window as an ordinary node's entry would.
+        let ckey = chance_key(pos.key(), m);
+        if let Some(h) = self.tt.probe(ckey, ply)
+            && h.depth >= depth
+            && match h.bound {
+                Bound::Exact => true,
+                Bound::Lower => h.score >= beta,
+                Bound::Upper => h.score <= alpha,
+            }
+        {
+            return h.score;
+        }
         let pa = if alpha <= -MATE_BOUND {
             0.0
         } else {
@@ -1272,12 +1297,31 @@ impl Searcher {
             if seen < total && (lo >= pb || hi <= pa) {
                 // Star1 cut-off: the bound that decided is the node's fail-soft value.
                 self.chance_nested -= 1;
-                let bound = if lo >= pb { lo } else { hi };
-                return self.prob_to_cp(bound).round() as i32;
+                let (p, bound) = if lo >= pb {
+                    (lo, Bound::Lower)
+                } else {
+                    (hi, Bound::Upper)
+                };
+                let v = self.prob_to_cp(p).round() as i32;
+                self.tt
+                    .store(ckey, ply, Move::NULL, v, NO_EVAL, depth, bound);
+                return v;
             }
         }
         self.chance_nested -= 1;
-        self.combine(&values)
+        let v = self.combine(&values);
+        // Every reveal searched: a value outside the window holds only as a bound (a reveal
+        // that failed its own window made the sum a bound too), one inside it is exact.
+        let bound = if v >= beta {
+            Bound::Lower
+        } else if v <= alpha {
+            Bound::Upper
+        } else {
+            Bound::Exact
+        };
+        self.tt
+            .store(ckey, ply, Move::NULL, v, NO_EVAL, depth, bound);
+        v
     }
 
     /// Quiescence search: captures only (in check: every evasion), with stand-pat, so that the
