@@ -13,6 +13,7 @@
 use crate::core::{Move, Position, Variant};
 use crate::eval::EvalParams;
 use crate::search::smp::MAX_THREADS;
+use crate::search::time::{MAX_MOVE_OVERHEAD_MS, MOVE_OVERHEAD_MS};
 use crate::search::{SearchInfo, SearchLimits, SearchParams, Searcher, Skill};
 use crate::tunable::ParamSpec;
 use std::collections::HashMap;
@@ -154,6 +155,8 @@ pub struct Engine {
     skill: Skill,
     /// UCCI times are in seconds unless `setoption usemillisec true`.
     ucci_millisec: bool,
+    /// `Move Overhead` (UCCI `moveoverhead`), in ms.
+    move_overhead_ms: u64,
     /// `UCI_Variant`: what `startpos` means and how a fully revealed FEN is read.
     variant: Variant,
     /// `--tune-options`: the parameters offered as options, if asked for.
@@ -298,6 +301,7 @@ impl Engine {
             hash_mb: DEFAULT_HASH_MB,
             skill: Skill::Expert,
             ucci_millisec: false,
+            move_overhead_ms: MOVE_OVERHEAD_MS,
             variant: Variant::Xiangqi,
             tune: None,
             eval_changed: false,
@@ -486,6 +490,9 @@ impl Engine {
         self.say(&format!(
             "option name Threads type spin default 1 min 1 max {MAX_THREADS}"
         ));
+        self.say(&format!(
+            "option name Move Overhead type spin default {MOVE_OVERHEAD_MS} min 0 max {MAX_MOVE_OVERHEAD_MS}"
+        ));
         self.say("option name Clear Hash type button");
         self.say("option name ParamsFile type string default <empty>");
         self.say("option name SearchParamsFile type string default <empty>");
@@ -506,6 +513,9 @@ impl Engine {
         ));
         self.say(&format!(
             "option threads type spin min 1 max {MAX_THREADS} default 1"
+        ));
+        self.say(&format!(
+            "option moveoverhead type spin min 0 max {MAX_MOVE_OVERHEAD_MS} default {MOVE_OVERHEAD_MS}"
         ));
         self.say("option usemillisec type check default false");
         self.say("option paramsfile type string default <empty>");
@@ -557,6 +567,17 @@ impl Engine {
                     return Err(format!("option {name}: {n} outside 1..{MAX_THREADS}"));
                 }
                 self.lock_searcher().set_threads(n);
+            }
+            "move overhead" | "moveoverhead" => {
+                let ms: u64 = value
+                    .parse()
+                    .map_err(|_| format!("option {name}: '{value}' is not a number of ms"))?;
+                if ms > MAX_MOVE_OVERHEAD_MS {
+                    return Err(format!(
+                        "option {name}: {ms} outside 0..{MAX_MOVE_OVERHEAD_MS}"
+                    ));
+                }
+                self.move_overhead_ms = ms;
             }
             "clear hash" => self.lock_searcher().new_game(),
             "paramsfile" => {
@@ -670,7 +691,8 @@ impl Engine {
         if std::mem::take(&mut self.eval_changed) {
             self.lock_searcher().new_game();
         }
-        let limits = self.skill.apply(&limits);
+        let mut limits = self.skill.apply(&limits);
+        limits.move_overhead_ms = Some(self.move_overhead_ms);
         self.infinite = limits.infinite;
         self.stop.store(false, Ordering::Relaxed);
         let searcher = self.searcher.clone();

@@ -788,3 +788,36 @@ fn ucci_threads_option() {
     assert_bestmove_from_start(&out);
     s.quit();
 }
+
+#[test]
+fn move_overhead_option_is_offered_checked_and_keeps_time_back() {
+    let mut s = Session::start(&[]);
+    s.send("uci");
+    let hello = s.until("uciok");
+    assert!(
+        hello
+            .iter()
+            .any(|l| l == "option name Move Overhead type spin default 30 min 0 max 5000"),
+        "{hello:?}"
+    );
+    s.send("setoption name Move Overhead value lots");
+    s.send("setoption name Move Overhead value 5001");
+    s.send("isready");
+    let out = s.until("readyok");
+    let errors: Vec<&String> = out.iter().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 2, "{out:?}");
+    assert!(errors[0].contains("Move Overhead") && errors[0].contains("lots"));
+    assert!(errors[1].contains("Move Overhead") && errors[1].contains("5001"));
+    // With all but 50 ms of a 1-second clock kept back, the search must answer well inside it.
+    s.send("setoption name Move Overhead value 950");
+    s.send("position startpos");
+    let t = std::time::Instant::now();
+    s.send("go wtime 1000 btime 1000");
+    let out = s.until("bestmove");
+    assert_bestmove_from_start(&out);
+    assert!(
+        t.elapsed() < std::time::Duration::from_millis(1000),
+        "{out:?}"
+    );
+    s.quit();
+}

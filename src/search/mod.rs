@@ -68,6 +68,9 @@ pub struct SearchLimits {
     pub inc_ms: Option<u64>,
     pub movestogo: Option<u32>,
     pub infinite: bool,
+    /// Clock time kept back per move for the GUI's and the pipe's latency (UCI `Move
+    /// Overhead`); `None`: [`time::MOVE_OVERHEAD_MS`].
+    pub move_overhead_ms: Option<u64>,
 }
 
 /// One `info` line's worth of progress.

@@ -34,8 +34,11 @@ use std::time::{Duration, Instant};
 /// Nodes between clock reads.
 pub const CHECK_INTERVAL: u64 = 1024;
 
-/// Time kept back for the GUI's and the pipe's latency.
+/// Time kept back for the GUI's and the pipe's latency, unless `Move Overhead` says otherwise.
 pub const MOVE_OVERHEAD_MS: u64 = 30;
+
+/// The largest `Move Overhead` (as Stockfish's).
+pub const MAX_MOVE_OVERHEAD_MS: u64 = 5000;
 
 /// Root reveal moves from which a Jieqi search gets the whole `tm_jieqi_reveal_bonus`
 /// (about half the 44 reveal moves of the Jieqi start).
@@ -154,7 +157,8 @@ pub fn budget_ms(limits: &SearchLimits, params: &SearchParams) -> Budget {
     if let Some(t) = limits.time_ms {
         let inc = limits.inc_ms.unwrap_or(0);
         let mtg = limits.movestogo.unwrap_or(30).clamp(1, 50) as u64;
-        let avail = t.saturating_sub(MOVE_OVERHEAD_MS).max(1);
+        let overhead = limits.move_overhead_ms.unwrap_or(MOVE_OVERHEAD_MS);
+        let avail = t.saturating_sub(overhead).max(1);
         // Per-move share; the increment arrives after the move, so only 3/4 of it is spent,
         // and never more than the clock minus a reserve.
         let base = (avail / mtg + inc * 3 / 4).min(avail * 6 / 10).max(1);
@@ -271,6 +275,21 @@ mod tests {
                 "hard {h} exceeds clock {t}"
             );
         }
+    }
+
+    #[test]
+    fn move_overhead_is_kept_back_from_the_clock() {
+        let mut l = clock(10_000, 0);
+        let default = budget_ms(&l, &P);
+        l.move_overhead_ms = Some(MOVE_OVERHEAD_MS);
+        assert_eq!(budget_ms(&l, &P), default);
+        l.move_overhead_ms = Some(9_000);
+        let b = budget_ms(&l, &P);
+        assert!(b.hard.unwrap() <= 1_000, "{b:?}");
+        assert!(b.soft.unwrap() < default.soft.unwrap(), "{b:?} {default:?}");
+        // More overhead than clock: the search still gets a millisecond, not an underflow.
+        l.move_overhead_ms = Some(20_000);
+        assert_eq!(budget_ms(&l, &P).hard, Some(1));
     }
 
     #[test]
