@@ -16,7 +16,7 @@ use super::score::{PHASE_CANNON, PHASE_HORSE, PHASE_MAX, PHASE_ROOK, S, blend, d
 use super::tables::{NO_SLOT, PST_SLOT};
 use super::trace::Tracer;
 use crate::core::attacks::*;
-use crate::core::{Color, PieceType, Position};
+use crate::core::{Color, PieceType, Position, Variant};
 
 /// What one side's pieces attack and how freely they move.
 #[derive(Default)]
@@ -140,6 +140,7 @@ pub(crate) fn shared_terms<T: Tracer>(
     ];
 
     // Second pass: terms that need both sides' attack maps.
+    let jieqi = pos.variant() == Variant::Jieqi;
     for c in Color::ALL {
         let sign = c.sign();
         let them = c.flip();
@@ -158,6 +159,13 @@ pub(crate) fn shared_terms<T: Tracer>(
         term(acc, t, p, OFFSET[id::THREAT_BY_PAWN], n * sign);
         let n = (pos.pieces_of(c, PieceType::Rook) & theirs.minor_attacks).count_ones() as i32;
         term(acc, t, p, OFFSET[id::THREAT_ROOK_BY_MINOR], n * sign);
+        let n = (own & !king & ours.attacks).count_ones() as i32;
+        term(acc, t, p, OFFSET[id::DEFENDED], n * sign);
+        // Xiangqi only: tuned on Xiangqi positions, these terms lost Elo in Jieqi deals, where
+        // a dark piece only moves as a horse or cannon for its first move.
+        if jieqi {
+            continue;
+        }
         // Horses and cannons attacked by a rook or by the other side's horses and cannons:
         // the hanging term misses them when they are defended, yet a defended minor attacked
         // by a rook still loses the exchange, and one attacked by a minor must often give way.
@@ -174,8 +182,6 @@ pub(crate) fn shared_terms<T: Tracer>(
             trapped += (safe.count_ones() <= 1) as i32;
         }
         term(acc, t, p, OFFSET[id::TRAPPED_HORSE], trapped * sign);
-        let n = (own & !king & ours.attacks).count_ones() as i32;
-        term(acc, t, p, OFFSET[id::DEFENDED], n * sign);
     }
     danger_q(info[0].danger) - danger_q(info[1].danger)
 }
