@@ -6,7 +6,7 @@
 //! king safety (attackers on the enemy palace, missing defenders against the pieces they stop,
 //! and a king danger that squares the summed attack weight),
 //! cannon lines on the enemy king, rook files, connected crossed pawns, hanging and threatened
-//! pieces, and piece coordination. The ideas are the classic ones of Xiangqi programs
+//! pieces, trapped horses, and piece coordination. The ideas are the classic ones of Xiangqi programs
 //! (ElephantEye's `evaluate.cpp` "advisor shape" and "stringhold" terms, Pikafish-HCE); the
 //! numbers are all in `params/xiangqi.json`.
 
@@ -16,7 +16,7 @@ use super::score::{PHASE_CANNON, PHASE_HORSE, PHASE_MAX, PHASE_ROOK, S, blend, d
 use super::tables::{NO_SLOT, PST_SLOT};
 use super::trace::Tracer;
 use crate::core::attacks::*;
-use crate::core::{Color, PieceType, Position};
+use crate::core::{Color, PieceType, Position, Variant};
 
 /// What one side's pieces attack and how freely they move.
 #[derive(Default)]
@@ -26,6 +26,8 @@ struct SideInfo {
     pawn_attacks: Bitboard,
     /// Squares attacked by horses and cannons.
     minor_attacks: Bitboard,
+    /// Squares attacked by rooks.
+    rook_attacks: Bitboard,
     /// The king-danger attack weight on the enemy king.
     danger: i64,
 }
@@ -138,6 +140,7 @@ pub(crate) fn shared_terms<T: Tracer>(
     ];
 
     // Second pass: terms that need both sides' attack maps.
+    let jieqi = pos.variant() == Variant::Jieqi;
     for c in Color::ALL {
         let sign = c.sign();
         let them = c.flip();
@@ -158,6 +161,27 @@ pub(crate) fn shared_terms<T: Tracer>(
         term(acc, t, p, OFFSET[id::THREAT_ROOK_BY_MINOR], n * sign);
         let n = (own & !king & ours.attacks).count_ones() as i32;
         term(acc, t, p, OFFSET[id::DEFENDED], n * sign);
+        // Xiangqi only: tuned on Xiangqi positions, these terms lost Elo in Jieqi deals, where
+        // a dark piece only moves as a horse or cannon for its first move.
+        if jieqi {
+            continue;
+        }
+        // Horses and cannons attacked by a rook or by the other side's horses and cannons:
+        // the hanging term misses them when they are defended, yet a defended minor attacked
+        // by a rook still loses the exchange, and one attacked by a minor must often give way.
+        let minors = pos.pieces_of(c, PieceType::Horse) | pos.pieces_of(c, PieceType::Cannon);
+        let n = (minors & theirs.rook_attacks).count_ones() as i32;
+        term(acc, t, p, OFFSET[id::THREAT_BY_ROOK], n * sign);
+        let n = (minors & theirs.minor_attacks).count_ones() as i32;
+        term(acc, t, p, OFFSET[id::THREAT_BY_MINOR], n * sign);
+        // A horse hemmed in by blocked legs, own pieces and enemy attacks is dead weight and
+        // easily won; the linear mobility term undervalues how bad having no way out is.
+        let mut trapped = 0;
+        for s in Squares(pos.pieces_of(c, PieceType::Horse)) {
+            let safe = HORSE_MOVES[s][ortho_legs(s, occ)] & !own & !theirs.attacks;
+            trapped += (safe.count_ones() <= 1) as i32;
+        }
+        term(acc, t, p, OFFSET[id::TRAPPED_HORSE], trapped * sign);
     }
     danger_q(info[0].danger) - danger_q(info[1].danger)
 }
@@ -190,6 +214,7 @@ fn side_terms<T: Tracer>(
     for s in Squares(rooks) {
         let a = rook_attacks(s, occ, occ_rot);
         info.attacks |= a;
+        info.rook_attacks |= a;
         mob += (a & !own).count_ones() as i32;
         palace_pressure(a & palace, &mut hits, &mut attackers);
         let file = FILE_MASK[s % 9];

@@ -130,6 +130,32 @@ fn jieqi_terms_are_used_only_by_jieqi_positions() {
 }
 
 #[test]
+fn xiangqi_only_terms_stay_out_of_jieqi() {
+    let p = EvalParams::default();
+    let names = ["threat.by_rook", "threat.by_minor", "trapped.horse"];
+    let first: Vec<usize> = names
+        .iter()
+        .map(|n| flat_index(&p, &format!("{n}.mg")))
+        .collect();
+    let fires = |tr: &crate::eval::Trace| {
+        tr.coeffs.iter().any(|&(i, c)| {
+            c != 0.0
+                && first
+                    .iter()
+                    .any(|&f| i as usize == f || i as usize == f + 1)
+        })
+    };
+    for pos in jieqi_positions() {
+        assert!(!fires(&trace(&pos, &p)), "{}", pos.to_fen());
+    }
+    // A horse attacked by a rook, as Xiangqi and as a bright Jieqi position.
+    let fen = "3k5/9/2n6/9/9/9/9/9/9/2R1K4 w - - 0 1";
+    assert!(fires(&trace(&Position::from_fen(fen).expect("valid"), &p)));
+    let jq = Position::from_fen_variant(fen, crate::core::Variant::Jieqi).expect("valid");
+    assert!(!fires(&trace(&jq, &p)));
+}
+
+#[test]
 fn dark_value_is_the_pool_average() {
     let p = EvalParams::default();
     let specs = p.specs();

@@ -82,7 +82,7 @@ pub const KING_ATTACKER_SLOTS: usize = 6;
 pub const KING_LINE_SLOTS: usize = 3;
 
 /// The schema: every term of the Xiangqi evaluation, in file and flat order.
-pub const TERMS: [TermDef; 44] = [
+pub const TERMS: [TermDef; 47] = [
     t("tempo", Shape::Plain, "bonus for the side to move"),
     t("material.advisor", Shape::Tapered, "piece value"),
     t("material.elephant", Shape::Tapered, "piece value"),
@@ -250,6 +250,21 @@ pub const TERMS: [TermDef; 44] = [
         "own rook attacked by a horse or cannon",
     ),
     t(
+        "threat.by_rook",
+        Shape::Tapered,
+        "own horse or cannon attacked by an enemy rook",
+    ),
+    t(
+        "threat.by_minor",
+        Shape::Tapered,
+        "own horse or cannon attacked by an enemy horse or cannon",
+    ),
+    t(
+        "trapped.horse",
+        Shape::Tapered,
+        "own horse with at most one safe square (reachable, not own, not attacked)",
+    ),
+    t(
         "coord.rooks_connected",
         Shape::Tapered,
         "the two rooks defend each other",
@@ -348,6 +363,9 @@ pub mod id {
     pub const HANGING: usize = term_id(&TERMS, "threat.hanging.advisor");
     pub const THREAT_BY_PAWN: usize = term_id(&TERMS, "threat.by_pawn");
     pub const THREAT_ROOK_BY_MINOR: usize = term_id(&TERMS, "threat.rook_by_minor");
+    pub const THREAT_BY_ROOK: usize = term_id(&TERMS, "threat.by_rook");
+    pub const THREAT_BY_MINOR: usize = term_id(&TERMS, "threat.by_minor");
+    pub const TRAPPED_HORSE: usize = term_id(&TERMS, "trapped.horse");
     pub const ROOKS_CONNECTED: usize = term_id(&TERMS, "coord.rooks_connected");
     pub const HORSE_CANNON: usize = term_id(&TERMS, "coord.horse_cannon");
     pub const DEFENDED: usize = term_id(&TERMS, "coord.defended");
@@ -606,6 +624,9 @@ mod tests {
             (id::HANGING, "threat.hanging.advisor"),
             (id::THREAT_BY_PAWN, "threat.by_pawn"),
             (id::THREAT_ROOK_BY_MINOR, "threat.rook_by_minor"),
+            (id::THREAT_BY_ROOK, "threat.by_rook"),
+            (id::THREAT_BY_MINOR, "threat.by_minor"),
+            (id::TRAPPED_HORSE, "trapped.horse"),
             (id::ROOKS_CONNECTED, "coord.rooks_connected"),
             (id::HORSE_CANNON, "coord.horse_cannon"),
             (id::DEFENDED, "coord.defended"),

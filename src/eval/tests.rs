@@ -361,6 +361,24 @@ fn missing_key_is_named() {
 }
 
 #[test]
+fn new_threat_and_trapped_terms_are_checked() {
+    assert_error!(
+        err(&edited(
+            ",\n    \"by_minor\": {\"v\": [0, 0], \"min\": -200, \"max\": 50, \"step\": 4}",
+            "",
+        )),
+        ParamsError::MissingKey(k) if k == "threat.by_minor"
+    );
+    assert_error!(
+        err(&edited(
+            "\"horse\": {\"v\": [0, 0], \"min\": -200",
+            "\"horse\": {\"v\": [0, 60], \"min\": -200",
+        )),
+        ParamsError::OutOfBounds { key, .. } if key == "trapped.horse.eg"
+    );
+}
+
+#[test]
 fn unknown_keys_are_named() {
     let cases = [
         (
@@ -502,6 +520,27 @@ fn terms_fire_where_they_should() {
     let attack = "4k4/9/3R5/9/9/9/9/9/9/3K5 w - - 0 1";
     assert_eq!(count(attack, id::KING_ROOK, 0), 4);
     assert_eq!(count(attack, id::KING_ATTACKERS, 1), 1);
+    // The hanging black horse c7 is also a minor attacked by a rook.
+    assert_eq!(count(hanging, id::THREAT_BY_ROOK, 0), -1);
+    assert_eq!(count(hanging, id::THREAT_BY_MINOR, 0), 0);
+    // Defended by a black rook c9, it stays threatened by the rook but no longer hangs.
+    let defended = "2rk5/9/2n6/9/9/9/9/9/9/2R1K4 w - - 0 1";
+    assert_eq!(count(defended, id::HANGING + 2, 0), 0);
+    assert_eq!(count(defended, id::THREAT_BY_ROOK, 0), -1);
+    // A red horse d2 attacks the black cannon c4 (leg d3 free); the cannon, without a screen,
+    // attacks nothing back.
+    let minor = "3k5/9/9/9/9/2c6/9/3N5/9/4K4 w - - 0 1";
+    assert_eq!(count(minor, id::THREAT_BY_MINOR, 0), -1);
+    assert_eq!(count(minor, id::THREAT_BY_ROOK, 0), 0);
+    // A red horse a0 with its leg a1 blocked by its own rook and its other square c1 held by
+    // its own cannon: trapped. On an empty board it has two safe squares.
+    let trapped = "3k5/9/9/9/9/9/9/9/R1C6/N3K4 w - - 0 1";
+    assert_eq!(count(trapped, id::TRAPPED_HORSE, 0), 1);
+    let free = "3k5/9/9/9/9/9/9/9/9/N3K4 w - - 0 1";
+    assert_eq!(count(free, id::TRAPPED_HORSE, 0), 0);
+    // With one of its two squares attacked by a black rook (c1 along rank 1), one is left.
+    let one_left = "3k5/9/9/9/9/9/9/9/8r/N3K4 w - - 0 1";
+    assert_eq!(count(one_left, id::TRAPPED_HORSE, 0), 1);
 }
 
 #[test]
