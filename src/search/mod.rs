@@ -784,12 +784,7 @@ impl Searcher {
         if !pv_node
             && excluded.is_null()
             && let Some(h) = hit
-            && h.depth >= depth
-            && match h.bound {
-                Bound::Exact => true,
-                Bound::Lower => h.score >= beta,
-                Bound::Upper => h.score <= alpha,
-            }
+            && h.cuts(depth, alpha, beta)
         {
             return h.score;
         }
@@ -1237,12 +1232,7 @@ impl Searcher {
         // when the stored bound decides the window as an ordinary node's entry would.
         let ckey = chance_key(pos.key(), m);
         if let Some(h) = self.tt.probe(ckey, ply)
-            && h.depth >= depth
-            && match h.bound {
-                Bound::Exact => true,
-                Bound::Lower => h.score >= beta,
-                Bound::Upper => h.score <= alpha,
-            }
+            && h.cuts(depth, alpha, beta)
         {
             return h.score;
         }

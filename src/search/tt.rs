@@ -101,6 +101,20 @@ pub struct TtHit {
     pub bound: Bound,
 }
 
+impl TtHit {
+    /// Whether this entry answers a search of `depth` with window `alpha..beta` on its own:
+    /// deep enough, and its bound decides the window.
+    #[inline]
+    pub fn cuts(&self, depth: i32, alpha: i32, beta: i32) -> bool {
+        self.depth >= depth
+            && match self.bound {
+                Bound::Exact => true,
+                Bound::Lower => self.score >= beta,
+                Bound::Upper => self.score <= alpha,
+            }
+    }
+}
+
 /// `n` empty clusters from zeroed memory: the allocator hands out fresh zero pages without
 /// writing them, so a searcher created per game (self-play) or per position (bench) pays only
 /// for the part of the table it touches.
