@@ -764,6 +764,18 @@ fn threads_option_runs_lazy_smp_and_one_thread_is_deterministic_again() {
     s.quit();
 }
 
+/// Sends `lines`, then `isready`, and returns the error lines the engine answered with.
+fn error_lines(s: &mut Session, lines: &[&str]) -> Vec<String> {
+    for l in lines {
+        s.send(l);
+    }
+    s.send("isready");
+    s.until("readyok")
+        .into_iter()
+        .filter(|l| l.contains("error"))
+        .collect()
+}
+
 #[test]
 fn ucci_threads_option() {
     let mut s = Session::start(&[]);
@@ -775,12 +787,8 @@ fn ucci_threads_option() {
             .any(|l| l == "option threads type spin min 1 max 256 default 1"),
         "{hello:?}"
     );
-    s.send("setoption threads 2");
-    s.send("setoption threads 300");
-    s.send("isready");
-    let out = s.until("readyok");
-    let errors: Vec<&String> = out.iter().filter(|l| l.contains("error")).collect();
-    assert_eq!(errors.len(), 1, "{out:?}");
+    let errors = error_lines(&mut s, &["setoption threads 2", "setoption threads 300"]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("threads") && errors[0].contains("300"));
     s.send("position startpos");
     s.send("go depth 6");
@@ -800,24 +808,21 @@ fn move_overhead_option_is_offered_checked_and_keeps_time_back() {
             .any(|l| l == "option name Move Overhead type spin default 30 min 0 max 5000"),
         "{hello:?}"
     );
-    s.send("setoption name Move Overhead value lots");
-    s.send("setoption name Move Overhead value 5001");
-    s.send("isready");
-    let out = s.until("readyok");
-    let errors: Vec<&String> = out.iter().filter(|l| l.contains("error")).collect();
-    assert_eq!(errors.len(), 2, "{out:?}");
+    let errors = error_lines(
+        &mut s,
+        &[
+            "setoption name Move Overhead value lots",
+            "setoption name Move Overhead value 5001",
+        ],
+    );
+    assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(errors[0].contains("Move Overhead") && errors[0].contains("lots"));
     assert!(errors[1].contains("Move Overhead") && errors[1].contains("5001"));
     // With all but 50 ms of a 1-second clock kept back, the search must answer well inside it.
     s.send("setoption name Move Overhead value 950");
     s.send("position startpos");
-    let t = std::time::Instant::now();
-    s.send("go wtime 1000 btime 1000");
-    let out = s.until("bestmove");
+    let (out, took) = timed_go(&mut s, "go wtime 1000 btime 1000");
     assert_bestmove_from_start(&out);
-    assert!(
-        t.elapsed() < std::time::Duration::from_millis(1000),
-        "{out:?}"
-    );
+    assert!(took < Duration::from_millis(1000), "{out:?}");
     s.quit();
 }
