@@ -13,6 +13,7 @@ pub mod eval;
 pub mod exec;
 pub mod import;
 pub mod play;
+pub mod progress;
 pub mod search;
 pub mod tunable;
 pub mod tune;

@@ -7,7 +7,7 @@ use super::{ImportedGame, SkippedGame, encoding_by_name, read_games};
 use crate::util;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -229,10 +229,11 @@ pub fn run(args: &ImportArgs) -> Result<()> {
     };
     let mut positions = 0usize;
     if let Some(out) = &args.output {
-        let bar = ProgressBar::new(games.len() as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} games {elapsed} eta {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        let bar = crate::progress::Progress::new(
+            games.len() as u64,
+            0,
+            "{bar:40} {pos}/{len} games {elapsed} eta {eta}",
+            "import",
         );
         write_output(out, |w| {
             for chunk in games.chunks(512) {

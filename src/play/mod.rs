@@ -567,13 +567,11 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
         let _ = ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::SeqCst));
     }
     cfg.stop = Some(stop);
-    let bar = indicatif::ProgressBar::new(cfg.games as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {pos}/{len} games  {msg}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-        .progress_chars("=> "),
+    let bar = crate::progress::Progress::new(
+        cfg.games as u64,
+        0,
+        "{elapsed_precise} [{bar:30}] {pos}/{len} games  {msg}",
+        "games",
     );
     eprintln!(
         "{} vs {}: {} games, {}, concurrency {}",
@@ -600,7 +598,6 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
     let checkpoint = std::sync::Mutex::new((Vec::<GameRecord>::new(), std::time::Instant::now()));
     let started = std::time::Instant::now();
     let outcome = crate::exec::run_match(&a, &b, &cfg, &|p| {
-        bar.set_position(p.finished as u64);
         let mut msg = format!(
             "{}-{}-{}  Elo {:.1} +/- {:.1}",
             p.live.wins,
@@ -615,7 +612,7 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
                 s.llr, s.lower, s.upper
             ));
         }
-        bar.set_message(msg);
+        bar.set(p.finished as u64, msg);
         if let (Some(dir), Ok(mut cp)) = (&run_dir, checkpoint.lock()) {
             cp.0.push(p.game.clone());
             if cp.1.elapsed().as_secs() >= 10 {

@@ -381,8 +381,7 @@ pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
         progress.bytes += text.len() as u64;
         progress.next_game = end;
         run::write_json(&prog_p, &progress)?;
-        bar.set_position(end);
-        bar.set_message(format!("{} positions", progress.positions));
+        bar.set(end, format!("{} positions", progress.positions));
     }
     bar.finish();
     drop(part);

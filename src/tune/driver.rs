@@ -238,8 +238,7 @@ fn drive<T: Tuner>(
         log.row(&step.row)?;
         run::write_json(&checkpoint, &state)?;
         steps += 1;
-        bar.set_position(tuner.steps_done(&state));
-        bar.set_message(step.message);
+        bar.set(tuner.steps_done(&state), step.message);
     }
     bar.finish();
     let best_genes = tuner.best(&mut state)?;
@@ -300,17 +299,14 @@ fn finish(
     Ok(v)
 }
 
-/// A progress bar over steps, message = current best.
-pub fn progress(len: u64, pos: u64, what: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(&format!(
-            "{what} {{bar:30}} {{pos}}/{{len}} [{{elapsed_precise}} < {{eta}}] {{msg}}"
-        ))
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar.set_position(pos);
-    bar
+/// A progress display over steps, message = current best.
+pub fn progress(len: u64, pos: u64, what: &str) -> crate::progress::Progress {
+    crate::progress::Progress::new(
+        len,
+        pos,
+        &format!("{what} {{bar:30}} {{pos}}/{{len}} [{{elapsed_precise}} < {{eta}}] {{msg}}"),
+        what,
+    )
 }
 
 /// The closing lines: where the results are and whether `xqtune params promote` will take

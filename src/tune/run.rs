@@ -444,10 +444,11 @@ pub fn verify(
     let total_pairs = (common.verify_games / 2).max(1) as u64;
     let batch = (crate::exec::slots(common.threads()) as u64 * 2).max(4);
     let seed = mix(common.seed, &[0x7e51f1]);
-    let bar = indicatif::ProgressBar::new(total_pairs * 2);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("verify {bar:30} {pos}/{len} games {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    let bar = crate::progress::Progress::new(
+        total_pairs * 2,
+        0,
+        "verify {bar:30} {pos}/{len} games {msg}",
+        "verify",
     );
     let mut total = MatchResult::default();
     let mut done = 0u64;
@@ -457,9 +458,11 @@ pub fn verify(
         let r = play_pairs(&a, &b, done..end, seed, common);
         total += r;
         done = end;
-        bar.set_position(done * 2);
         let st = MatchStats::from(&total);
-        bar.set_message(format!("{:+.1} ± {:.1} Elo", st.elo, st.elo_error));
+        bar.set(
+            done * 2,
+            format!("{:+.1} ± {:.1} Elo", st.elo, st.elo_error),
+        );
         if common.verify == VerifyMode::Sprt {
             verdict = sprt.status(&total).verdict;
             if verdict != SprtVerdict::Continue {
