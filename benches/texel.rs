@@ -8,8 +8,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use std::io::{BufRead, Write};
 use std::sync::Arc;
 use xqtune::eval::EvalParams;
+use xqtune::exec::Distributed;
 use xqtune::tune::dataset::open_maybe_gz;
-use xqtune::tune::texel::{LoadSpec, Objective, TexelData, TrainObjective, eval_space};
+use xqtune::tune::texel::{Dataset, LoadSpec, Objective, TexelData, TrainObjective, eval_space};
 
 const ROWS: usize = 1_000_000;
 
@@ -39,8 +40,7 @@ fn bench(c: &mut Criterion) {
         max_positions: None,
         validation: 0.0,
         seed: 1,
-        eval: params.to_json_string(),
-        jieqi: params.jieqi_to_json_string(),
+        eval: params.clone(),
         only: String::new(),
         lambda: 0.0,
     };
@@ -59,7 +59,7 @@ fn bench(c: &mut Criterion) {
         bytes as f64 / n as f64
     );
     let theta: Vec<f64> = space.values().iter().map(|&v| v as f64).collect();
-    let train = TrainObjective(Arc::new(data));
+    let train = TrainObjective(Arc::new(Dataset(Distributed::whole(data))));
     let mut g = c.benchmark_group("texel");
     g.sample_size(10);
     g.bench_function("loss_grad_1M_real_positions", |b| {

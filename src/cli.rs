@@ -90,17 +90,23 @@ pub fn main() -> i32 {
         Err(e) => return exit_code(Err(e)),
     };
     let result = if role == crate::exec::Role::Worker {
-        // Another rank of an MPI job: serve rank 0's tasks with this command's threads.
-        crate::exec::serve(worker_threads(&cli))
+        // Another rank of an MPI job: serve rank 0's jobs with this command's threads.
+        crate::exec::serve(worker_threads(&cli), registry())
     } else {
-        run(cli)
-    };
-    // Engines kept for reuse between matches end with the command that played them.
-    crate::play::external::shutdown_idle();
-    if role != crate::exec::Role::Worker {
+        let r = run(cli);
+        // The engines kept between games end with the command that played them.
         crate::exec::finish();
-    }
+        r
+    };
     exit_code(result)
+}
+
+/// Every kind of work a worker rank can be sent: the one place that knows them all.
+fn registry() -> crate::exec::Registry {
+    crate::exec::Registry::new()
+        .job::<crate::play::job::GameJob>()
+        .job::<crate::tune::datagen::DatagenJob>()
+        .resident::<crate::tune::texel::TexelData>()
 }
 
 fn exit_code(result: Result<()>) -> i32 {

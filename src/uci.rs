@@ -52,7 +52,7 @@ const MAX_HASH_MB: usize = 4096;
 
 /// The dialect of a session: this engine answers in the one the GUI opened with, and the match
 /// runner speaks the one an external engine was configured for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     /// UCI as Pikafish speaks it for Xiangqi (ranks 0-9, moves `h2e2`).

@@ -527,7 +527,7 @@ fn changed_options_are_sent_between_games() {
             players,
             [&seat, &seat],
             true,
-            GameStart::Opening(&openings[0]),
+            &GameStart::Opening(openings[0].clone()),
             &settings,
         );
         assert_eq!(g.termination, Termination::MaxPlies);

@@ -11,7 +11,8 @@ mod common;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use xqtune::core::Position;
-use xqtune::tune::engine::{EngineArgs, EngineSettings, OptionSet, Proto, parse_param_file};
+use xqtune::play::Protocol;
+use xqtune::tune::engine::{EngineArgs, EngineSettings, OptionSet, parse_param_file};
 use xqtune::tune::{ga, spsa};
 
 const FAKE: &str = "fake-engine";
@@ -163,7 +164,7 @@ fn discovery_reads_spin_options() {
     let o = &s.options[0];
     assert_eq!((o.value, o.min, o.max, o.step), (50, 0, 100, 5));
     assert_eq!(s.engine.options, [("Hash".to_string(), "8".to_string())]);
-    assert_eq!(s.engine.proto, Proto::Uci);
+    assert_eq!(s.engine.proto, Protocol::Uci);
 }
 
 fn discovery_errors_name_the_option() {
@@ -567,6 +568,7 @@ fn engines_stay_alive_across_iterations() {
         (2..=3).contains(&started),
         "{started} engine starts for 16 games"
     );
-    xqtune::play::external::shutdown_idle();
+    // the engines kept between games end with the command
+    xqtune::exec::finish();
     std::fs::remove_dir_all(&out).unwrap();
 }

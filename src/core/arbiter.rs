@@ -15,7 +15,9 @@ use std::str::FromStr;
 use thiserror::Error;
 
 /// Who learns the identity of a dark piece when it is captured (RULES.md rule 5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub enum CaptureReveal {
     /// The capturer learns it, the victim does not (the default).
     #[default]

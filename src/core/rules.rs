@@ -24,7 +24,7 @@ use super::types::*;
 use std::fmt;
 
 /// The result of a game, from red's point of view in notation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum GameResult {
     RedWins,
     BlackWins,

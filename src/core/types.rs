@@ -8,7 +8,10 @@ use std::str::FromStr;
 use thiserror::Error;
 
 /// Which game a position follows: the variant is data in the position, not a fork of the code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Variant {
     #[default]
     Xiangqi,
@@ -294,7 +297,8 @@ impl fmt::Display for Square {
 ///
 /// Layout: bits 0-6 from, 7-13 to, 14-16 revealed kind + 1 (0 = none), 17-19 captured-dark
 /// kind + 1 (0 = none).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct Move(pub u32);
 
 const _: () = assert!(std::mem::size_of::<Move>() == 4);

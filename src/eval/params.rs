@@ -30,6 +30,24 @@ pub struct EvalParams {
     pub(crate) jieqi: JieqiPart,
 }
 
+/// A parameter set travels (executor jobs) as its two params files: the exact values and
+/// bounds, checked again on arrival like any file, the derived tables rebuilt from them.
+impl serde::Serialize for EvalParams {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(&(self.to_json_string(), self.jieqi_to_json_string()), s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for EvalParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<EvalParams, D::Error> {
+        use serde::de::Error;
+        let (xiangqi, jieqi): (String, String) = serde::Deserialize::deserialize(d)?;
+        let mut e = EvalParams::from_json_str(&xiangqi).map_err(D::Error::custom)?;
+        e.set_jieqi_json_str(&jieqi).map_err(D::Error::custom)?;
+        Ok(e)
+    }
+}
+
 /// The Jieqi terms' values and bounds ([`JIEQI_TERMS`] order) and their derived tables.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct JieqiPart {

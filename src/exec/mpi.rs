@@ -1,33 +1,35 @@
-//! The MPI back end (cargo feature `mpi`): rank 0 hands tasks out one at a time to whichever
-//! rank has a free thread (dynamic scheduling, so a slow rank never stalls a batch) and plays
-//! its own share on its threads; every other rank serves tasks on its rayon pool.
+//! The MPI back end (cargo feature `mpi`): rank 0 hands jobs out one at a time to whichever
+//! rank has a free thread (dynamic scheduling, so a slow rank never stalls a batch) and runs its
+//! own share on its threads; every other rank serves jobs on its rayon pool. Resident data is
+//! loaded by every rank at once and answers rank 0's broadcast queries.
 //!
 //! Each rank has one receiver thread that drains incoming messages (`MPI_Iprobe` and a short
 //! sleep: OpenMPI's blocking receive spins a core, which the games need) into a channel;
 //! everything else waits on that channel. Because every rank always drains, a blocking send
-//! can never deadlock against a send in the other direction. Messages are JSON.
+//! can never deadlock against a send in the other direction. Messages are bincode; job inputs,
+//! outputs, specs, queries and answers travel inside them as the bytes their own types encode.
 //!
-//! A rank that dies ends the whole job (MPI's default error handler); the tuners then continue
+//! A rank that dies ends the whole job (MPI's default error handler); the commands then continue
 //! with `--resume` from their last checkpoint.
 
-use super::{Output, Role, Task, run_task};
-use crate::tune::TuneError;
-use crate::tune::space::Space;
-use crate::tune::texel::{LoadSpec, Part, Partial, TexelData};
+use super::registry::AnyResident;
+use super::{
+    Distributed, ExecError, Job, Registry, Resident, Role, Share, context, decode, encode,
+};
 use anyhow::{Context, bail};
 use mpi::Threading;
 use mpi::environment::Universe;
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 /// How long the receiver thread sleeps when nothing has arrived: from `POLL_MIN` right after a
-/// message (a Texel pass answers quickly) doubling to `POLL_MAX` (short next to a game; an idle
+/// message (a resident answers quickly) doubling to `POLL_MAX` (short next to a game; an idle
 /// rank then wakes 500 times a second, a negligible cost).
 const POLL_MIN: Duration = Duration::from_micros(50);
 const POLL_MAX: Duration = Duration::from_millis(2);
@@ -38,40 +40,44 @@ enum Msg {
     Hello {
         threads: usize,
     },
-    Task {
+    Job {
         index: usize,
-        task: Task,
+        kind: String,
+        input: Vec<u8>,
     },
-    Result {
+    Done {
         index: usize,
-        output: Output,
+        output: Result<Vec<u8>, String>,
     },
-    /// Texel: load your shards of this dataset.
-    TexelLoad(LoadSpec),
-    TexelLoaded(Result<(), String>),
-    /// Texel: your shards' partial sums at θ (floats as bits).
-    TexelEval {
-        part: Part,
-        theta: Vec<u64>,
-        k: u64,
-        grad: bool,
+    /// Load your share of resident `id`.
+    Load {
+        id: u64,
+        kind: String,
+        spec: Vec<u8>,
     },
-    TexelPartials(Vec<Partial>),
-    /// Texel, mini-batch mode: list your shards' training chunks.
-    TexelChunks,
-    TexelChunkList(Vec<(usize, usize)>),
-    /// Texel, mini-batch mode: the partial sums of those of these chunks you hold, at θ.
-    TexelBatch {
-        chunks: Vec<usize>,
-        theta: Vec<u64>,
-        k: u64,
+    Loaded {
+        id: u64,
+        result: Result<(), String>,
+    },
+    Ask {
+        id: u64,
+        query: Vec<u8>,
+    },
+    Answer {
+        id: u64,
+        answer: Result<Vec<u8>, String>,
+    },
+    /// Drop your share of resident `id`.
+    Release {
+        id: u64,
     },
     Stop,
 }
 
 enum Event {
     Remote(i32, Msg),
-    Local(usize, Output),
+    /// A job this rank ran on its own threads.
+    Local(usize, Result<Vec<u8>, String>),
 }
 
 struct State {
@@ -84,8 +90,9 @@ struct State {
     receiver: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Rank 0: the threads each rank announced (index = rank; None until its hello).
     threads: Mutex<Vec<Option<usize>>>,
-    /// Rank 0: free task slots of each rank.
+    /// Rank 0: free job slots of each rank.
     free: Mutex<Vec<usize>>,
+    next_resident: AtomicU64,
 }
 
 static STATE: OnceLock<State> = OnceLock::new();
@@ -99,7 +106,7 @@ fn world() -> SimpleCommunicator {
 }
 
 fn send(to: i32, msg: &Msg) {
-    let bytes = serde_json::to_vec(msg).expect("executor messages serialise");
+    let bytes = encode(msg);
     world().process_at_rank(to).send(&bytes[..]);
 }
 
@@ -123,6 +130,7 @@ pub fn init() -> anyhow::Result<Role> {
         receiver: Mutex::new(None),
         threads: Mutex::new(vec![None; size as usize]),
         free: Mutex::new(vec![0; size as usize]),
+        next_resident: AtomicU64::new(1),
     };
     if STATE.set(st).is_err() {
         bail!("MPI executor initialised twice");
@@ -152,9 +160,9 @@ fn receive_loop(tx: Sender<Event>) {
             Some(probed) => {
                 pause = POLL_MIN;
                 let (bytes, status) = probed.matched_receive_vec::<u8>();
-                let msg: Msg = match serde_json::from_slice(&bytes) {
+                let msg: Msg = match decode(&bytes, "executor message") {
                     Ok(m) => m,
-                    Err(e) => panic!("an unreadable executor message: {e}"),
+                    Err(e) => panic!("{e}"),
                 };
                 let stop = matches!(msg, Msg::Stop);
                 if tx.send(Event::Remote(status.source_rank(), msg)).is_err() || stop {
@@ -185,18 +193,24 @@ fn await_hellos(st: &State, rx: &Receiver<Event>) {
             return;
         }
         match rx.recv() {
-            Ok(Event::Remote(r, Msg::Hello { threads })) => {
-                if let Ok(mut t) = st.threads.lock() {
-                    t[r as usize] = Some(threads);
-                }
-                if let Ok(mut f) = st.free.lock() {
-                    f[r as usize] = threads;
-                }
-            }
+            Ok(Event::Remote(r, Msg::Hello { threads })) => hello(st, r, threads),
             Ok(_) => panic!("an executor message before the workers' hello"),
             Err(_) => return,
         }
     }
+}
+
+fn hello(st: &State, rank: i32, threads: usize) {
+    if let Ok(mut t) = st.threads.lock() {
+        t[rank as usize] = Some(threads);
+    }
+    if let Ok(mut f) = st.free.lock() {
+        f[rank as usize] = threads;
+    }
+}
+
+fn lock_rx(st: &State) -> std::sync::MutexGuard<'_, Receiver<Event>> {
+    st.rx.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 pub fn slots(local: usize) -> usize {
@@ -204,7 +218,7 @@ pub fn slots(local: usize) -> usize {
     if st.size <= 1 {
         return local;
     }
-    let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
+    let rx = lock_rx(st);
     await_hellos(st, &rx);
     let remote: usize = st
         .threads
@@ -214,26 +228,26 @@ pub fn slots(local: usize) -> usize {
     local + remote
 }
 
-/// Rank 0: runs `tasks` over `threads` local threads and the worker ranks.
-pub fn map(tasks: Vec<Task>, threads: usize, done: &mut dyn FnMut(usize, Output) -> bool) {
+/// Rank 0: runs `jobs` over `threads` local threads and the worker ranks.
+pub fn map<J: Job>(jobs: Vec<J>, threads: usize, done: &mut dyn FnMut(usize, J::Output) -> bool) {
     let st = state();
-    let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
-    if st.size > 1 {
-        await_hellos(st, &rx);
-    }
-    let mut remaining = tasks.len();
+    let rx = lock_rx(st);
+    await_hellos(st, &rx);
+    let mut remaining = jobs.len();
     if remaining == 0 {
         return;
     }
-    let queue: Mutex<VecDeque<(usize, Task)>> = Mutex::new(tasks.into_iter().enumerate().collect());
+    let ctx = context::<J>();
+    let queue: Mutex<VecDeque<(usize, J)>> = Mutex::new(jobs.into_iter().enumerate().collect());
     let pop = || queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
     std::thread::scope(|s| {
         for _ in 0..threads.max(1) {
-            let tx = st.tx.clone();
-            let pop = &pop;
+            let (tx, pop, ctx) = (st.tx.clone(), &pop, &ctx);
             s.spawn(move || {
-                while let Some((i, t)) = pop() {
-                    if tx.send(Event::Local(i, run_task(t))).is_err() {
+                while let Some((i, job)) = pop() {
+                    // The output is encoded as a remote one is, so both decode alike.
+                    let out = Ok(encode(&job.run(ctx)));
+                    if tx.send(Event::Local(i, out)).is_err() {
                         break;
                     }
                 }
@@ -242,11 +256,16 @@ pub fn map(tasks: Vec<Task>, threads: usize, done: &mut dyn FnMut(usize, Output)
         let mut stopped = false;
         let mut free = st.free.lock().unwrap_or_else(|p| p.into_inner());
         loop {
-            // Hand tasks to every rank with a free thread.
+            // Hand jobs to every rank with a free thread.
             for r in 1..st.size as usize {
                 while free[r] > 0 {
-                    let Some((index, task)) = pop() else { break };
-                    send(r as i32, &Msg::Task { index, task });
+                    let Some((index, job)) = pop() else { break };
+                    let msg = Msg::Job {
+                        index,
+                        kind: J::KIND.to_string(),
+                        input: encode(&job),
+                    };
+                    send(r as i32, &msg);
                     free[r] -= 1;
                 }
             }
@@ -255,9 +274,9 @@ pub fn map(tasks: Vec<Task>, threads: usize, done: &mut dyn FnMut(usize, Output)
             }
             let (index, output) = match rx.recv() {
                 Ok(Event::Local(i, o)) => (i, o),
-                Ok(Event::Remote(r, Msg::Result { index, output })) => {
+                Ok(Event::Remote(r, Msg::Done { index, output })) => {
                     free[r as usize] += 1;
-                    (index, output)
+                    (index, output.map_err(|e| format!("rank {r}: {e}")))
                 }
                 Ok(Event::Remote(r, Msg::Hello { threads })) => {
                     free[r as usize] = threads;
@@ -267,7 +286,14 @@ pub fn map(tasks: Vec<Task>, threads: usize, done: &mut dyn FnMut(usize, Output)
                 Err(_) => panic!("the executor's channel closed"),
             };
             remaining -= 1;
-            if !stopped && !done(index, output) {
+            if stopped {
+                continue;
+            }
+            let output: J::Output = match output.and_then(|b| decode(&b, J::KIND)) {
+                Ok(o) => o,
+                Err(e) => panic!("job {index} of kind {} failed: {e}", J::KIND),
+            };
+            if !done(index, output) {
                 stopped = true;
                 let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
                 remaining -= q.len();
@@ -277,9 +303,102 @@ pub fn map(tasks: Vec<Task>, threads: usize, done: &mut dyn FnMut(usize, Output)
     });
 }
 
-/// A worker rank: announce the threads, then run every task that arrives on a pool of that
-/// size and send its output back, until rank 0 says stop.
-pub fn serve(threads: usize) -> anyhow::Result<()> {
+/// Rank 0: every rank loads its share of `R` at once.
+pub fn load<R: Resident>(spec: &R::Spec) -> Result<Distributed<R>, ExecError<R::Error>> {
+    let st = state();
+    let rx = lock_rx(st);
+    await_hellos(st, &rx);
+    let id = st.next_resident.fetch_add(1, Ordering::Relaxed);
+    let bytes = encode(spec);
+    for r in 1..st.size {
+        let msg = Msg::Load {
+            id,
+            kind: R::KIND.to_string(),
+            spec: bytes.clone(),
+        };
+        send(r, &msg);
+    }
+    let ranks = st.size as usize;
+    let mine = R::load(spec, Share { rank: 0, ranks });
+    let mut failure = None;
+    for _ in 1..st.size {
+        match rx.recv() {
+            Ok(Event::Remote(r, Msg::Loaded { result: Err(e), .. })) => {
+                failure.get_or_insert(ExecError::Rank {
+                    rank: r as usize,
+                    message: e,
+                });
+            }
+            Ok(Event::Remote(_, Msg::Loaded { result: Ok(()), .. })) => {}
+            _ => panic!("an unexpected executor message while loading {}", R::KIND),
+        }
+    }
+    drop(rx);
+    let local = match (mine, failure) {
+        (Err(e), _) => {
+            release(id);
+            return Err(ExecError::Here(e));
+        }
+        (Ok(_), Some(f)) => {
+            release(id);
+            return Err(f);
+        }
+        (Ok(l), None) => l,
+    };
+    Ok(Distributed {
+        local,
+        id: Some(id),
+        ranks,
+    })
+}
+
+/// Rank 0: every rank's answer to `query`, by rank.
+pub fn ask<R: Resident>(local: &R, id: u64, query: &R::Query) -> Vec<R::Answer> {
+    let st = state();
+    let rx = lock_rx(st);
+    let bytes = encode(query);
+    for r in 1..st.size {
+        send(
+            r,
+            &Msg::Ask {
+                id,
+                query: bytes.clone(),
+            },
+        );
+    }
+    let mut answers: Vec<Option<R::Answer>> = (0..st.size).map(|_| None).collect();
+    answers[0] = Some(local.answer(query));
+    for _ in 1..st.size {
+        match rx.recv() {
+            Ok(Event::Remote(r, Msg::Answer { answer, .. })) => {
+                match answer.and_then(|b| decode(&b, R::KIND)) {
+                    Ok(a) => answers[r as usize] = Some(a),
+                    Err(e) => panic!("rank {r} could not answer a {} query: {e}", R::KIND),
+                }
+            }
+            _ => panic!("an unexpected executor message during a {} query", R::KIND),
+        }
+    }
+    answers
+        .into_iter()
+        .map(|a| a.unwrap_or_else(|| panic!("a rank did not answer a {} query", R::KIND)))
+        .collect()
+}
+
+/// Rank 0: the workers drop their share of resident `id`.
+pub fn release(id: u64) {
+    let Some(st) = STATE.get() else { return };
+    if st.universe.lock().map(|u| u.is_none()).unwrap_or(true) {
+        return; // MPI is finalised: the workers have stopped
+    }
+    for r in 1..st.size {
+        send(r, &Msg::Release { id });
+    }
+}
+
+/// A worker rank: announce the threads, then run every job that arrives on a pool of that size
+/// and answer every query, until rank 0 says stop.
+pub fn serve(threads: usize, registry: Registry) -> anyhow::Result<()> {
     let st = state();
     let threads = threads.max(1);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -288,66 +407,49 @@ pub fn serve(threads: usize) -> anyhow::Result<()> {
         .build()
         .context("building the worker pool")?;
     send(0, &Msg::Hello { threads });
-    let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
-    let mut texel: Option<TexelData> = None;
+    let registry = std::sync::Arc::new(registry);
+    let rx = lock_rx(st);
+    let mut residents: HashMap<u64, Box<dyn AnyResident>> = HashMap::new();
+    let share = Share {
+        rank: st.rank as usize,
+        ranks: st.size as usize,
+    };
     loop {
         match rx.recv() {
-            Ok(Event::Remote(_, Msg::TexelLoad(spec))) => {
-                let (rank, size) = (st.rank as usize, st.size as usize);
-                let loaded = spec.space().and_then(|space| {
-                    pool.install(|| TexelData::load(&spec, &space, &|s| s % size == rank))
+            Ok(Event::Remote(_, Msg::Job { index, kind, input })) => {
+                let (tx, registry) = (st.tx.clone(), registry.clone());
+                pool.spawn(move || {
+                    let _ = tx.send(Event::Local(index, registry.run_job(&kind, &input)));
                 });
-                let reply = match loaded {
-                    Ok(d) => {
-                        texel = Some(d);
+            }
+            Ok(Event::Local(index, output)) => send(0, &Msg::Done { index, output }),
+            Ok(Event::Remote(_, Msg::Load { id, kind, spec })) => {
+                let result = match pool.install(|| registry.load(&kind, &spec, share)) {
+                    Ok(r) => {
+                        residents.insert(id, r);
                         Ok(())
                     }
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(e),
                 };
-                send(0, &Msg::TexelLoaded(reply));
+                send(0, &Msg::Loaded { id, result });
             }
-            Ok(Event::Remote(
-                _,
-                Msg::TexelEval {
-                    part,
-                    theta,
-                    k,
-                    grad,
-                },
-            )) => {
-                let theta: Vec<f64> = theta.into_iter().map(f64::from_bits).collect();
-                let parts = match &texel {
-                    Some(d) => pool.install(|| d.partials(part, &theta, f64::from_bits(k), grad)),
-                    None => Vec::new(),
+            Ok(Event::Remote(_, Msg::Ask { id, query })) => {
+                let answer = match residents.get(&id) {
+                    Some(r) => pool.install(|| r.answer_bytes(&query)),
+                    None => Err(format!("no resident data {id} on this rank")),
                 };
-                send(0, &Msg::TexelPartials(parts));
+                send(0, &Msg::Answer { id, answer });
             }
-            Ok(Event::Remote(_, Msg::TexelChunks)) => {
-                let list = texel.as_ref().map(TexelData::train_chunks);
-                send(0, &Msg::TexelChunkList(list.unwrap_or_default()));
+            Ok(Event::Remote(_, Msg::Release { id })) => {
+                residents.remove(&id);
             }
-            Ok(Event::Remote(_, Msg::TexelBatch { chunks, theta, k })) => {
-                let theta: Vec<f64> = theta.into_iter().map(f64::from_bits).collect();
-                let parts = match &texel {
-                    Some(d) => {
-                        pool.install(|| d.chunk_partials(&chunks, &theta, f64::from_bits(k)))
-                    }
-                    None => Vec::new(),
-                };
-                send(0, &Msg::TexelPartials(parts));
-            }
-            Ok(Event::Remote(_, Msg::Task { index, task })) => {
-                let tx = st.tx.clone();
-                pool.spawn(move || {
-                    let _ = tx.send(Event::Local(index, run_task(task)));
-                });
-            }
-            Ok(Event::Local(index, output)) => send(0, &Msg::Result { index, output }),
             Ok(Event::Remote(_, Msg::Stop)) | Err(_) => break,
             Ok(Event::Remote(_, _)) => {}
         }
     }
     drop(rx);
+    drop(residents);
+    super::drop_contexts();
     shut_down(st);
     Ok(())
 }
@@ -355,7 +457,7 @@ pub fn serve(threads: usize) -> anyhow::Result<()> {
 /// Rank 0 at the end of the command: stop the workers, then finalise MPI.
 pub fn finish() {
     let Some(st) = STATE.get() else { return };
-    if st.rank == 0 {
+    if st.rank == 0 && st.universe.lock().map(|u| u.is_some()).unwrap_or(false) {
         for r in 1..st.size {
             send(r, &Msg::Stop);
         }
@@ -372,105 +474,4 @@ fn shut_down(st: &State) {
     if let Ok(mut u) = st.universe.lock() {
         u.take();
     }
-}
-
-/// Rank 0: every rank loads its shards (shard `s` on rank `s mod ranks`) at once.
-pub fn texel_load(spec: &LoadSpec, space: &Space) -> Result<TexelData, TuneError> {
-    let st = state();
-    let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
-    await_hellos(st, &rx);
-    for r in 1..st.size {
-        send(r, &Msg::TexelLoad(spec.clone()));
-    }
-    let size = st.size as usize;
-    let mine = TexelData::load(spec, space, &|s| s % size == 0);
-    let mut failure = None;
-    for _ in 1..st.size {
-        match rx.recv() {
-            Ok(Event::Remote(r, Msg::TexelLoaded(Err(e)))) => {
-                failure.get_or_insert(format!("rank {r}: {e}"));
-            }
-            Ok(Event::Remote(_, Msg::TexelLoaded(Ok(())))) => {}
-            _ => panic!("an unexpected executor message while loading Texel data"),
-        }
-    }
-    let mut data = mine?;
-    if let Some(e) = failure {
-        return Err(TuneError::Io(e));
-    }
-    data.distributed = true;
-    Ok(data)
-}
-
-/// Rank 0: the partial sums of every rank's shards.
-pub fn texel_partials(
-    data: &TexelData,
-    part: Part,
-    theta: &[f64],
-    k: f64,
-    grad: bool,
-) -> Vec<Partial> {
-    let st = state();
-    let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
-    let msg = Msg::TexelEval {
-        part,
-        theta: theta.iter().map(|x| x.to_bits()).collect(),
-        k: k.to_bits(),
-        grad,
-    };
-    for r in 1..st.size {
-        send(r, &msg);
-    }
-    let mut all = data.partials(part, theta, k, grad);
-    for _ in 1..st.size {
-        match rx.recv() {
-            Ok(Event::Remote(_, Msg::TexelPartials(p))) => all.extend(p),
-            _ => panic!("an unexpected executor message during a Texel pass"),
-        }
-    }
-    all
-}
-
-/// Rank 0: the training chunks of every rank's shards.
-pub fn texel_train_chunks(data: &TexelData) -> Vec<(usize, usize)> {
-    let st = state();
-    let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
-    for r in 1..st.size {
-        send(r, &Msg::TexelChunks);
-    }
-    let mut all = data.train_chunks();
-    for _ in 1..st.size {
-        match rx.recv() {
-            Ok(Event::Remote(_, Msg::TexelChunkList(c))) => all.extend(c),
-            _ => panic!("an unexpected executor message while listing Texel chunks"),
-        }
-    }
-    all
-}
-
-/// Rank 0: the partial sums of a mini-batch's chunks, each from the rank that holds it.
-pub fn texel_chunk_partials(
-    data: &TexelData,
-    chunks: &[usize],
-    theta: &[f64],
-    k: f64,
-) -> Vec<Partial> {
-    let st = state();
-    let rx = st.rx.lock().unwrap_or_else(|p| p.into_inner());
-    let msg = Msg::TexelBatch {
-        chunks: chunks.to_vec(),
-        theta: theta.iter().map(|x| x.to_bits()).collect(),
-        k: k.to_bits(),
-    };
-    for r in 1..st.size {
-        send(r, &msg);
-    }
-    let mut all = data.chunk_partials(chunks, theta, k);
-    for _ in 1..st.size {
-        match rx.recv() {
-            Ok(Event::Remote(_, Msg::TexelPartials(p))) => all.extend(p),
-            _ => panic!("an unexpected executor message during a Texel batch"),
-        }
-    }
-    all
 }

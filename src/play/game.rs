@@ -149,7 +149,7 @@ pub struct ResignAdjudication {
 
 /// How a game ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Termination {
     /// A ruling of the rules core.
     Rules {
@@ -258,7 +258,7 @@ pub struct GameSettings {
 }
 
 /// A finished game.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GameRecord {
     /// Index in the match (game `2p` and `2p+1` form pair `p`).
     pub index: usize,
@@ -269,29 +269,18 @@ pub struct GameRecord {
     /// Whether engine A had red.
     pub a_is_red: bool,
     pub opening_fen: String,
-    #[serde(serialize_with = "ser_moves")]
     pub opening_moves: Vec<Move>,
     /// FEN after the opening moves.
     pub start_fen: String,
-    #[serde(serialize_with = "ser_moves")]
     pub moves: Vec<Move>,
     /// Scores (cp, mover's view) of the engine moves, if given.
     pub scores: Vec<Option<i32>>,
-    #[serde(serialize_with = "ser_result")]
     pub result: GameResult,
     pub termination: Termination,
     /// Wall time of the game in ms.
     pub duration_ms: u64,
     /// Jieqi: the seed of the deal ([`crate::core::arbiter::deal`]).
     pub deal_seed: Option<u64>,
-}
-
-fn ser_moves<S: serde::Serializer>(moves: &[Move], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(moves.iter().map(|m| m.to_string()))
-}
-
-fn ser_result<S: serde::Serializer>(r: &GameResult, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(r.pgn())
 }
 
 impl GameRecord {
@@ -315,9 +304,9 @@ pub struct Seat {
 
 /// What a game starts from: an opening of the suite (Xiangqi) or a seeded deal refereed by the
 /// [`Arbiter`](crate::core::jieqi::Arbiter) (Jieqi, see [`super::jieqi`]).
-#[derive(Clone, Copy, Debug)]
-pub enum GameStart<'a> {
-    Opening(&'a Opening),
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum GameStart {
+    Opening(Opening),
     Deal { seed: u64, rule: CaptureReveal },
 }
 
@@ -429,7 +418,7 @@ pub fn play_game(
     players: [&mut dyn Player; 2],
     seats: [&Seat; 2],
     a_is_red: bool,
-    start: GameStart,
+    start: &GameStart,
     settings: &GameSettings,
 ) -> GameRecord {
     let ([a, b], [seat_a, seat_b]) = (players, seats);
@@ -452,7 +441,7 @@ pub fn play_game(
             players,
             seats,
             a_is_red,
-            DealBoard::new(seed, rule),
+            DealBoard::new(*seed, *rule),
             settings,
         ),
     }

@@ -8,8 +8,11 @@
 pub mod external;
 pub mod game;
 pub mod jieqi;
+pub mod job;
 pub mod openings;
 pub mod pgn;
+pub mod pool;
+pub mod process;
 pub mod runner;
 pub mod stats;
 
@@ -19,7 +22,9 @@ pub use game::{
     Adjudication, DrawAdjudication, GameRecord, ResignAdjudication, Termination, TimeControl,
 };
 pub use openings::{Opening, OpeningError, default_openings, load_openings, parse_openings};
-pub use runner::{Engine, MatchError, MatchProgress, MatchReport, run_match_with_progress};
+pub use runner::{
+    Engine, MatchError, MatchProgress, MatchReport, run_match_with_progress, run_matches,
+};
 pub use stats::{MatchResult, SprtConfig, SprtStatus, SprtVerdict};
 
 use crate::core::{CaptureReveal, Variant};
@@ -32,7 +37,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 /// One side of a match: this engine with a parameter set.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct EngineConfig {
     pub name: String,
     pub eval: Arc<EvalParams>,
@@ -597,7 +602,7 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
     };
     let checkpoint = std::sync::Mutex::new((Vec::<GameRecord>::new(), std::time::Instant::now()));
     let started = std::time::Instant::now();
-    let outcome = crate::exec::run_match(&a, &b, &cfg, &|p| {
+    let outcome = run_match_with_progress(&a, &b, &cfg, &|p| {
         let mut msg = format!(
             "{}-{}-{}  Elo {:.1} +/- {:.1}",
             p.live.wins,

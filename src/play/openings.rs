@@ -41,7 +41,7 @@ pub enum OpeningError {
 }
 
 /// A start position and the moves played from it before the engines take over.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Opening {
     /// FEN of the position the moves start from.
     pub fen: String,

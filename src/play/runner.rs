@@ -1,24 +1,25 @@
-//! The match runner: games on a rayon pool (one game per worker at a time, each search
-//! single-threaded), handed out in index order, results stored by game index so that the
-//! outcome does not depend on the concurrency or on which worker finished first.
+//! The match runner: the games of a match as executor jobs (one game per thread at a time, each
+//! search single-threaded), handed out in index order, results stored by game index so that the
+//! outcome does not depend on the concurrency, the number of ranks, or which game finished
+//! first.
 //!
 //! Game `2p` and `2p + 1` form pair `p`: the same opening with colours swapped, engine A red
 //! in the first. The opening of pair `p` is the `p`-th of the suite shuffled by the seed.
 //! The SPRT is evaluated on the longest prefix of finished pairs after each game, so the pair at
 //! which it stops is the same in every run; games already started past that point are dropped.
 
-use super::external::{ExternalConfig, ExternalPlayer};
-use super::game::{GameRecord, GameStart, InProcessPlayer, Player, Seat, play_game};
-use super::jieqi::deal_seed;
+use super::external::ExternalConfig;
+use super::game::{GameRecord, Seat};
+use super::job::GameJob;
 use super::openings::{Opening, default_openings};
 use super::stats::{MatchResult, SprtStatus, SprtVerdict};
 use super::{EngineConfig, MatchConfig};
-use crate::core::Variant;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -28,12 +29,10 @@ pub enum MatchError {
     Unsupported(String),
     #[error("invalid match configuration: {0}")]
     Config(String),
-    #[error("cannot build the thread pool: {0}")]
-    ThreadPool(String),
 }
 
 /// One side of a match: this engine in-process, or an external UCI/UCCI program.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Engine {
     Internal(EngineConfig),
     External(ExternalConfig),
@@ -65,18 +64,6 @@ impl Engine {
         Seat {
             name: self.name().to_string(),
             hash: self.params_hash(),
-        }
-    }
-
-    pub(crate) fn player(&self, hash_mb: usize) -> Box<dyn Player> {
-        match self {
-            Engine::Internal(c) => Box::new(InProcessPlayer::new(
-                c.eval.clone(),
-                c.search,
-                c.options,
-                hash_mb,
-            )),
-            Engine::External(c) => Box::new(ExternalPlayer::new(c.clone())),
         }
     }
 }
@@ -133,8 +120,8 @@ pub fn tally(games: &[GameRecord]) -> MatchResult {
 
 /// The games of a match as they finish, in any order: the live counts, and the SPRT on the
 /// longest prefix of finished pairs (so the pair at which it stops is the same in every run,
-/// whatever finished first). One book serves the local runner and the MPI executor.
-pub(crate) struct Book {
+/// whatever finished first).
+pub(crate) struct Scoreboard {
     records: Vec<Option<GameRecord>>,
     finished: usize,
     live: MatchResult,
@@ -144,9 +131,9 @@ pub(crate) struct Book {
     decided_pairs: Option<usize>,
 }
 
-impl Book {
-    pub(crate) fn new(total: usize) -> Book {
-        Book {
+impl Scoreboard {
+    pub(crate) fn new(total: usize) -> Scoreboard {
+        Scoreboard {
             records: vec![None; total],
             finished: 0,
             live: MatchResult::default(),
@@ -233,6 +220,14 @@ impl Book {
 
 /// Checks a match's configuration and returns its opening suite.
 pub(crate) fn match_openings(cfg: &MatchConfig) -> Result<Arc<Vec<Opening>>, MatchError> {
+    openings_or(cfg, || Arc::new(default_openings()))
+}
+
+/// [`match_openings`] with the default suite from `default` (made only when needed).
+fn openings_or(
+    cfg: &MatchConfig,
+    default: impl FnOnce() -> Arc<Vec<Opening>>,
+) -> Result<Arc<Vec<Opening>>, MatchError> {
     if cfg.nodes.is_none() && cfg.depth.is_none() && cfg.tc.is_none() && cfg.movetime_ms.is_none() {
         return Err(MatchError::Config(
             "no limit per move: give nodes, depth, a time control or a move time".into(),
@@ -244,7 +239,7 @@ pub(crate) fn match_openings(cfg: &MatchConfig) -> Result<Arc<Vec<Opening>>, Mat
     match &cfg.openings {
         Some(o) if !o.is_empty() => Ok(o.clone()),
         Some(_) => Err(MatchError::Config("the opening suite is empty".into())),
-        None => Ok(Arc::new(default_openings())),
+        None => Ok(default()),
     }
 }
 
@@ -255,98 +250,62 @@ pub fn opening_order(n: usize, seed: u64) -> Vec<usize> {
     order
 }
 
-/// Plays the match; `progress` is called (under a lock, from a worker) after every game.
+/// The games played at once: `concurrency`, or one per core when it is 0, and never more than
+/// there are games.
+fn threads(concurrency: usize, games: usize) -> usize {
+    match concurrency {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .clamp(1, games.max(1))
+}
+
+/// Plays the match; `progress` is called on the calling thread after every game.
 pub fn run_match_with_progress(
     a: &Engine,
     b: &Engine,
     cfg: &MatchConfig,
     progress: &(dyn Fn(&MatchProgress) + Sync),
 ) -> Result<MatchReport, MatchError> {
-    let jieqi = cfg.variant == Variant::Jieqi;
     let openings = match_openings(cfg)?;
     let order = opening_order(openings.len(), cfg.seed);
     let total = cfg.games;
-    let threads = match cfg.concurrency {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    }
-    .clamp(1, total.max(1));
-    let settings = cfg.game_settings();
     let started = Instant::now();
-    let next = AtomicUsize::new(0);
-    let halt = AtomicBool::new(false);
-    let shared = Mutex::new(Book::new(total));
-    let (seat_a, seat_b) = (a.seat(), b.seat());
-    let user_stop = cfg.stop.clone();
-    let stopped = || {
-        halt.load(Ordering::Relaxed)
-            || user_stop
-                .as_ref()
-                .is_some_and(|s| s.load(Ordering::Relaxed))
-    };
+    let jobs: Vec<GameJob> = (0..total)
+        .map(|g| GameJob::of_match(a, b, cfg, &openings, &order, g))
+        .collect();
+    let mut board = Scoreboard::new(total);
+    crate::exec::map(jobs, threads(cfg.concurrency, total), &mut |g, rec| {
+        let decided = board.add(g, rec, cfg, progress);
+        let user_stop = cfg.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
+        !decided && !user_stop
+    });
+    Ok(board.report(cfg, started))
+}
 
-    // One worker: the games it plays one after another.
-    let worker = || {
-        let mut pa = a.player(cfg.hash_mb);
-        let mut pb = b.player(cfg.hash_mb);
-        loop {
-            if stopped() {
-                break;
-            }
-            let g = next.fetch_add(1, Ordering::SeqCst);
-            if g >= total {
-                break;
-            }
-            let pair = g / 2;
-            let a_is_red = g.is_multiple_of(2);
-            let start = if jieqi {
-                // Pair p plays deal `deal_seed(seed, p)` twice, colours swapped.
-                GameStart::Deal {
-                    seed: deal_seed(cfg.seed, pair),
-                    rule: cfg.capture_reveal,
-                }
-            } else {
-                GameStart::Opening(&openings[order[pair % order.len()]])
-            };
-            // A plays red in the first game of a pair, black in the second.
-            let rec = play_game(
-                g,
-                [&mut *pa, &mut *pb],
-                [&seat_a, &seat_b],
-                a_is_red,
-                start,
-                &settings,
-            );
-            let mut book = match shared.lock() {
-                Ok(s) => s,
-                Err(p) => p.into_inner(),
-            };
-            if book.add(g, rec, cfg, progress) {
-                halt.store(true, Ordering::Relaxed);
-            }
+/// Many small matches at once (the tuners' game pairs, GA's fitness matches): every game of
+/// every `(a, b, cfg)` is one job of one executor call on `threads` threads (and every rank),
+/// and each match gets its games, by index, and their tally, in the order given. No SPRT or
+/// stop flag: every game is played.
+pub fn run_matches(
+    matches: &[(&Engine, &Engine, MatchConfig)],
+    threads: usize,
+) -> Result<Vec<(MatchResult, Vec<GameRecord>)>, MatchError> {
+    let suite = Arc::new(default_openings());
+    let mut jobs = Vec::new();
+    let mut owner = Vec::new();
+    for (m, (a, b, cfg)) in matches.iter().enumerate() {
+        let openings = openings_or(cfg, || suite.clone())?;
+        let order = opening_order(openings.len(), cfg.seed);
+        for g in 0..cfg.games {
+            jobs.push(GameJob::of_match(a, b, cfg, &openings, &order, g));
+            owner.push(m);
         }
-    };
-    if threads == 1 {
-        // On the calling thread: the tuners call run_match from their own rayon workers, and
-        // a private pool here would let a blocked worker steal the next match and nest
-        // without bound (hundreds of threads and transposition tables).
-        worker();
-    } else {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("match-{i}"))
-            .build()
-            .map_err(|e| MatchError::ThreadPool(e.to_string()))?;
-        pool.scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|_| worker());
-            }
-        });
     }
-
-    let book = match shared.into_inner() {
-        Ok(s) => s,
-        Err(p) => p.into_inner(),
-    };
-    Ok(book.report(cfg, started))
+    let mut games: Vec<Vec<GameRecord>> = matches.iter().map(|_| Vec::new()).collect();
+    let threads = threads.clamp(1, jobs.len().max(1));
+    for (i, g) in crate::exec::map_all(jobs, threads).into_iter().enumerate() {
+        games[owner[i]].push(g);
+    }
+    Ok(games.into_iter().map(|g| (tally(&g), g)).collect())
 }

@@ -160,7 +160,7 @@ impl Skill {
 }
 
 /// How a Jieqi chance node (a move of a dark piece) is valued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum ChanceMode {
     /// Each reveal is searched; the expectation is taken in win-probability space with Star1
     /// cut-offs.

@@ -19,7 +19,7 @@ use std::path::Path;
 /// The engine's experiment switches: not tuned numbers, so not in any params file or genome.
 /// The match flags `--b-no-reveal-search` and `--b-xiangqi-eval-in-jieqi` set them for the
 /// baselines the Jieqi measurements compare against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineOptions {
     /// How Jieqi chance nodes are valued.
     pub chance_mode: ChanceMode,
@@ -220,6 +220,21 @@ impl SearchParams {
     /// A stable 64-bit hash of the values (FNV-1a), for run records.
     pub fn hash(&self) -> u64 {
         tunable::fnv1a(&self.values())
+    }
+}
+
+/// The search constants travel (executor jobs) as their params file, checked on arrival.
+impl serde::Serialize for SearchParams {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_json_string())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SearchParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SearchParams, D::Error> {
+        use serde::de::Error;
+        let text: String = serde::Deserialize::deserialize(d)?;
+        SearchParams::from_json(&text).map_err(D::Error::custom)
     }
 }
 

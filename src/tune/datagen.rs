@@ -36,18 +36,16 @@ use crate::search::{SearchLimits, SearchParams, Searcher};
 use crate::util::{self, mix};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-#[derive(clap::Args, Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(clap::Args, Debug, Clone, PartialEq)]
 pub struct DatagenArgs {
     /// Game played: xiangqi, or jieqi (seeded deals, each side searching its own view).
     #[arg(long, default_value = "xiangqi")]
-    #[serde(default, with = "run::variant_name")]
     pub variant: Variant,
     /// Number of self-play games.
     #[arg(long, default_value_t = 200)]
@@ -62,7 +60,6 @@ pub struct DatagenArgs {
     pub seed: u64,
     /// Worker threads (default: all cores).
     #[arg(long)]
-    #[serde(skip)]
     pub concurrency: Option<usize>,
     /// Output file (`.gz` compresses).
     #[arg(long, default_value = "datasets/selfplay.txt.gz")]
@@ -81,16 +78,94 @@ pub struct DatagenArgs {
     pub params: Option<PathBuf>,
     /// Replace an existing output file.
     #[arg(long)]
-    #[serde(skip)]
     pub force: bool,
+}
+
+/// What a datagen run makes, as its progress file records it (a resumed run must have the same;
+/// the thread count and `--force` may differ).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DatagenSettings {
+    #[serde(default)]
+    pub variant: Variant,
+    pub games: u64,
+    pub nodes: u64,
+    pub depth: Option<u32>,
+    pub seed: u64,
+    pub out: PathBuf,
+    pub random_plies: usize,
+    pub skip_plies: usize,
+    pub max_plies: usize,
+    pub params: Option<PathBuf>,
+}
+
+impl From<&DatagenArgs> for DatagenSettings {
+    fn from(a: &DatagenArgs) -> DatagenSettings {
+        DatagenSettings {
+            variant: a.variant,
+            games: a.games,
+            nodes: a.nodes,
+            depth: a.depth,
+            seed: a.seed,
+            out: a.out.clone(),
+            random_plies: a.random_plies,
+            skip_plies: a.skip_plies,
+            max_plies: a.max_plies,
+            params: a.params.clone(),
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize, Debug)]
 struct Progress {
-    args: DatagenArgs,
+    args: DatagenSettings,
     next_game: u64,
     bytes: u64,
     positions: u64,
+}
+
+/// How every game of a datagen run is played: what its jobs carry.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SelfPlay {
+    pub variant: Variant,
+    pub seed: u64,
+    pub nodes: u64,
+    pub depth: Option<u32>,
+    pub random_plies: usize,
+    pub skip_plies: usize,
+    pub max_plies: usize,
+    /// The players' evaluation.
+    pub eval: Arc<EvalParams>,
+}
+
+impl SelfPlay {
+    pub fn new(s: &DatagenSettings, eval: Arc<EvalParams>) -> SelfPlay {
+        SelfPlay {
+            variant: s.variant,
+            seed: s.seed,
+            nodes: s.nodes,
+            depth: s.depth,
+            random_plies: s.random_plies,
+            skip_plies: s.skip_plies,
+            max_plies: s.max_plies,
+            eval,
+        }
+    }
+}
+
+/// Datagen game `index` as an executor job: its labelled lines.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DatagenJob {
+    pub index: u64,
+    pub games: Arc<SelfPlay>,
+}
+
+impl crate::exec::Job for DatagenJob {
+    type Output = Vec<String>;
+    type Context = ();
+    const KIND: &'static str = "datagen";
+    fn run(self, _: &()) -> Vec<String> {
+        play_game(self.index, &self.games)
+    }
 }
 
 /// Capture-only quiescence search (fail-hard alpha-beta, stand pat), side to move's view.
@@ -202,7 +277,8 @@ impl Game {
 }
 
 /// One game: its quiet positions labelled with the result.
-pub fn play_game(index: u64, args: &DatagenArgs, eval: &Arc<EvalParams>) -> Vec<String> {
+pub fn play_game(index: u64, args: &SelfPlay) -> Vec<String> {
+    let eval = &args.eval;
     let mut rng = ChaCha8Rng::seed_from_u64(mix(args.seed, &[index]));
     let mut game = Game::new(args.variant, args.seed, index);
     for _ in 0..args.random_plies {
@@ -284,8 +360,13 @@ fn partial_path(out: &Path) -> PathBuf {
 }
 
 /// Runs datagen; returns the number of positions written.
-pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
+pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
     run::install_ctrlc();
+    if flags.games == 0 {
+        return Err(TuneError::Params("--games must be at least 1".into()));
+    }
+    let settings = DatagenSettings::from(flags);
+    let args = &settings;
     let out = &args.out;
     let (prog_p, part_p) = (progress_path(out), partial_path(out));
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -293,10 +374,7 @@ pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
     }
     let mut progress = if prog_p.exists() {
         let p: Progress = run::read_json(&prog_p)?;
-        let mut cmp = args.clone();
-        cmp.concurrency = None;
-        cmp.force = false;
-        if p.args != cmp {
+        if p.args != settings {
             return Err(TuneError::Resume(format!(
                 "{} belongs to a datagen run with other settings; delete it or use those settings",
                 prog_p.display()
@@ -305,17 +383,14 @@ pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
         println!("datagen: resuming at game {}", p.next_game);
         p
     } else {
-        if out.exists() && !args.force {
+        if out.exists() && !flags.force {
             return Err(TuneError::Io(format!(
                 "{} exists (use --force to replace it)",
                 out.display()
             )));
         }
-        let mut a = args.clone();
-        a.concurrency = None;
-        a.force = false;
         Progress {
-            args: a,
+            args: settings.clone(),
             next_game: 0,
             bytes: 0,
             positions: 0,
@@ -336,15 +411,12 @@ pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
         .map_err(|e| io_err(&part_p, e))?;
     part.seek(std::io::SeekFrom::End(0))
         .map_err(|e| io_err(&part_p, e))?;
-    let threads = args.concurrency.unwrap_or_else(|| {
+    let threads = flags.concurrency.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| TuneError::Io(e.to_string()))?;
+    let games = Arc::new(SelfPlay::new(&settings, eval.clone()));
     let chunk = (crate::exec::slots(threads) as u64 * 4).max(8);
     let bar = super::driver::progress(args.games, progress.next_game, "datagen");
     while progress.next_game < args.games {
@@ -357,18 +429,15 @@ pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
             return Ok(progress.positions);
         }
         let end = (progress.next_game + chunk).min(args.games);
-        let games: Vec<Vec<String>> = if crate::exec::distributed() {
-            crate::exec::datagen_games(progress.next_game..end, args, &eval, threads)
-        } else {
-            pool.install(|| {
-                (progress.next_game..end)
-                    .into_par_iter()
-                    .map(|g| play_game(g, args, &eval))
-                    .collect()
+        let jobs = (progress.next_game..end)
+            .map(|index| DatagenJob {
+                index,
+                games: games.clone(),
             })
-        };
+            .collect();
+        let lines: Vec<Vec<String>> = crate::exec::map_all(jobs, threads);
         let mut text = String::new();
-        for g in &games {
+        for g in &lines {
             for l in g {
                 text.push_str(l);
                 text.push('\n');
@@ -409,7 +478,7 @@ pub fn run_datagen(args: &DatagenArgs) -> Result<u64, TuneError> {
 
 /// Appends (or replaces) the dataset's entry in the README of its folder.
 fn write_readme_entry(
-    args: &DatagenArgs,
+    args: &DatagenSettings,
     positions: u64,
     eval: &EvalParams,
 ) -> Result<(), TuneError> {
@@ -617,22 +686,20 @@ mod tests {
         // killed after game 2, with half a line written after its last progress record
         let mut c = args.clone();
         c.out = dir.join("c.txt");
-        let eval = Arc::new(EvalParams::default());
+        let games = SelfPlay::new(&DatagenSettings::from(&c), Arc::new(EvalParams::default()));
         let mut done = String::new();
         let mut positions = 0;
         for g in 0..2 {
-            for l in play_game(g, &c, &eval) {
+            for l in play_game(g, &games) {
                 done.push_str(&l);
                 done.push('\n');
                 positions += 1;
             }
         }
-        let mut recorded = c.clone();
-        recorded.concurrency = None;
         run::write_json(
             &progress_path(&c.out),
             &Progress {
-                args: recorded,
+                args: DatagenSettings::from(&c),
                 next_game: 2,
                 bytes: done.len() as u64,
                 positions,

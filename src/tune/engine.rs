@@ -14,34 +14,21 @@
 use super::TuneError;
 use super::space::glob_match;
 use crate::play::ExternalConfig;
+use crate::play::process::{EngineProcess, ProcessError, parse_options};
 use crate::tunable::{ParamList, ParamSpec};
 use crate::uci::Protocol;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{RecvTimeoutError, channel};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use thiserror::Error;
 
 /// Why an engine's options or a parameter file were refused; each names the option or line.
 #[derive(Debug, Error)]
-pub enum EngineError {
-    #[error("engine command is empty")]
-    EmptyCommand,
-    #[error("unbalanced quote in engine command '{0}'")]
-    Quote(String),
-    #[error("--engine-option '{0}' is not Name=Value")]
-    OptionSyntax(String),
-    #[error("cannot start engine '{program}': {error}")]
-    Start { program: String, error: String },
-    #[error("engine '{program}' did not finish its handshake ({hello} .. {ok}): {why}")]
-    Handshake {
-        program: String,
-        hello: &'static str,
-        ok: &'static str,
-        why: String,
-    },
+pub enum OptionSetError {
+    /// The command line, an option's syntax, or the engine process.
+    #[error(transparent)]
+    Process(#[from] ProcessError),
     #[error("{place}: the engine has no option '{name}' (its spin options: {spins})")]
     UnknownOption {
         place: String,
@@ -73,27 +60,9 @@ pub enum EngineError {
     Usage(String),
 }
 
-impl From<EngineError> for TuneError {
-    fn from(e: EngineError) -> TuneError {
+impl From<OptionSetError> for TuneError {
+    fn from(e: OptionSetError) -> TuneError {
         TuneError::Params(e.to_string())
-    }
-}
-
-/// The protocol an external engine speaks (a serde mirror of [`Protocol`] for run records).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Proto {
-    #[default]
-    Uci,
-    Ucci,
-}
-
-impl From<Proto> for Protocol {
-    fn from(p: Proto) -> Protocol {
-        match p {
-            Proto::Uci => Protocol::Uci,
-            Proto::Ucci => Protocol::Ucci,
-        }
     }
 }
 
@@ -102,7 +71,7 @@ impl From<Proto> for Protocol {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EngineCommand {
     pub command: String,
-    pub proto: Proto,
+    pub proto: Protocol,
     pub options: Vec<(String, String)>,
 }
 
@@ -110,19 +79,15 @@ impl EngineCommand {
     /// Checks the command line and the `Name=Value` options. A relative program path
     /// (`./engine`, `target/release/xqtune`) is made absolute, so that `--resume` from another
     /// folder starts the same program.
-    pub fn parse(command: &str, proto: Proto, options: &[String]) -> Result<Self, EngineError> {
+    pub fn parse(
+        command: &str,
+        proto: Protocol,
+        options: &[String],
+    ) -> Result<Self, OptionSetError> {
         let cmd = EngineCommand {
             command: absolute_program(command),
             proto,
-            options: options
-                .iter()
-                .map(|o| {
-                    o.split_once('=')
-                        .filter(|(k, _)| !k.trim().is_empty())
-                        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                        .ok_or_else(|| EngineError::OptionSyntax(o.clone()))
-                })
-                .collect::<Result<_, _>>()?,
+            options: parse_options(options)?,
         };
         cmd.external("check", &[])?;
         Ok(cmd)
@@ -133,12 +98,8 @@ impl EngineCommand {
         &self,
         name: &str,
         tuned: &[(String, String)],
-    ) -> Result<ExternalConfig, EngineError> {
-        let mut c = ExternalConfig::from_command(name, &self.command, self.proto.into(), &[])
-            .map_err(|e| match e {
-                crate::play::external::ExternalError::Quote(q) => EngineError::Quote(q),
-                _ => EngineError::EmptyCommand,
-            })?;
+    ) -> Result<ExternalConfig, OptionSetError> {
+        let mut c = ExternalConfig::from_command(name, &self.command, self.proto, &[])?;
         c.options = self.options.iter().chain(tuned).cloned().collect();
         Ok(c)
     }
@@ -216,68 +177,11 @@ pub fn parse_option_line(line: &str) -> Option<Discovered> {
 }
 
 /// Starts the engine, sends `uci` (or `ucci`) and collects its options until `uciok`.
-pub fn discover(cmd: &EngineCommand, timeout: Duration) -> Result<Vec<Discovered>, EngineError> {
+pub fn discover(cmd: &EngineCommand, timeout: Duration) -> Result<Vec<Discovered>, OptionSetError> {
     let ext = cmd.external("discover", &[])?;
-    let protocol: Protocol = cmd.proto.into();
-    let mut child = ext.spawn().map_err(|e| EngineError::Start {
-        program: ext.program.clone(),
-        error: e.to_string(),
-    })?;
-    let fail = |why: &str| EngineError::Handshake {
-        program: ext.program.clone(),
-        hello: protocol.hello(),
-        ok: protocol.hello_ok(),
-        why: why.to_string(),
-    };
-    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(fail("no pipes"));
-    };
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(l) = line else { break };
-            if tx.send(l).is_err() {
-                break;
-            }
-        }
-    });
-    let mut found = Vec::new();
-    let result = (|| {
-        writeln!(stdin, "{}", protocol.hello())
-            .and_then(|_| stdin.flush())
-            .map_err(|e| fail(&format!("the engine exited (cannot write: {e})")))?;
-        let deadline = Instant::now() + timeout;
-        loop {
-            match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(line) => {
-                    let line = line.trim();
-                    if line == protocol.hello_ok() {
-                        return Ok(());
-                    }
-                    if let Some(o) = parse_option_line(line) {
-                        found.push(o);
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => return Err(fail("no answer in time")),
-                Err(RecvTimeoutError::Disconnected) => return Err(fail("the engine exited")),
-            }
-        }
-    })();
-    let _ = writeln!(stdin, "quit");
-    let _ = stdin.flush();
-    drop(stdin);
-    let deadline = Instant::now() + Duration::from_millis(500);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    result.map(|_| found)
+    let mut process = EngineProcess::spawn(&ext.program, &ext.args)?;
+    let lines = process.handshake(cmd.proto, timeout)?;
+    Ok(lines.iter().filter_map(|l| parse_option_line(l)).collect())
 }
 
 /// One line of a parameter file.
@@ -295,7 +199,7 @@ pub struct FileParam {
 /// Parses a parameter file: `name, int, value, min, max, c_end, r_end` (fishtest / OpenBench)
 /// or `name,value,min,max,c_end,r_end` (a `TUNE()` build's start-up print). Blank lines and
 /// `#` comments are skipped. `float` parameters are refused: an engine option is an integer.
-pub fn parse_param_file(file: &str, text: &str) -> Result<Vec<FileParam>, EngineError> {
+pub fn parse_param_file(file: &str, text: &str) -> Result<Vec<FileParam>, OptionSetError> {
     let mut out: Vec<FileParam> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
@@ -303,7 +207,7 @@ pub fn parse_param_file(file: &str, text: &str) -> Result<Vec<FileParam>, Engine
         if t.is_empty() || t.starts_with('#') {
             continue;
         }
-        let err = |why: String| EngineError::Line {
+        let err = |why: String| OptionSetError::Line {
             file: file.to_string(),
             line,
             why,
@@ -331,7 +235,7 @@ pub fn parse_param_file(file: &str, text: &str) -> Result<Vec<FileParam>, Engine
         if name.is_empty() {
             return Err(err("empty name".into()));
         }
-        let int = |what: &str, s: &str| -> Result<i32, EngineError> {
+        let int = |what: &str, s: &str| -> Result<i32, OptionSetError> {
             let v: f64 = s
                 .parse()
                 .map_err(|_| err(format!("{what} '{s}' is not a number")))?;
@@ -340,7 +244,7 @@ pub fn parse_param_file(file: &str, text: &str) -> Result<Vec<FileParam>, Engine
             }
             Ok(v as i32)
         };
-        let real = |what: &str, s: &str| -> Result<f64, EngineError> {
+        let real = |what: &str, s: &str| -> Result<f64, OptionSetError> {
             let v: f64 = s
                 .parse()
                 .map_err(|_| err(format!("{what} '{s}' is not a number")))?;
@@ -376,7 +280,7 @@ pub fn parse_param_file(file: &str, text: &str) -> Result<Vec<FileParam>, Engine
         out.push(p);
     }
     if out.is_empty() {
-        return Err(EngineError::Usage(format!("{file}: no parameter lines")));
+        return Err(OptionSetError::Usage(format!("{file}: no parameter lines")));
     }
     Ok(out)
 }
@@ -475,7 +379,7 @@ impl OptionSet {
     }
 
     /// The match runner's engine with these values.
-    pub fn external(&self, name: &str) -> Result<ExternalConfig, EngineError> {
+    pub fn external(&self, name: &str) -> Result<ExternalConfig, OptionSetError> {
         self.engine.external(name, &self.pairs())
     }
 
@@ -498,8 +402,8 @@ impl OptionSet {
         let mut out = String::new();
         for o in &self.options {
             let _ = match self.engine.proto {
-                Proto::Uci => writeln!(out, "setoption name {} value {}", o.name, o.value),
-                Proto::Ucci => writeln!(out, "setoption {} {}", o.name, o.value),
+                Protocol::Uci => writeln!(out, "setoption name {} value {}", o.name, o.value),
+                Protocol::Ucci => writeln!(out, "setoption {} {}", o.name, o.value),
             };
         }
         out
@@ -531,11 +435,11 @@ fn find<'a>(
     found: &'a [Discovered],
     place: &str,
     name: &str,
-) -> Result<&'a Discovered, EngineError> {
+) -> Result<&'a Discovered, OptionSetError> {
     found
         .iter()
         .find(|o| o.name == name)
-        .ok_or_else(|| EngineError::UnknownOption {
+        .ok_or_else(|| OptionSetError::UnknownOption {
             place: place.to_string(),
             name: name.to_string(),
             spins: spin_list(found),
@@ -556,7 +460,7 @@ pub fn build_option_set(
     found: &[Discovered],
     file: Option<(&str, &[FileParam])>,
     only: &str,
-) -> Result<OptionSet, EngineError> {
+) -> Result<OptionSet, OptionSetError> {
     for (k, _) in &engine.options {
         find(found, "--engine-option", k)?;
     }
@@ -565,10 +469,10 @@ pub fn build_option_set(
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .collect();
-    let spin = |o: &Discovered, place: &str| -> Result<(i64, i64, i64), EngineError> {
+    let spin = |o: &Discovered, place: &str| -> Result<(i64, i64, i64), OptionSetError> {
         match (o.is_spin(), o.default, o.min, o.max) {
             (true, Some(d), Some(a), Some(b)) => Ok((d, a, b)),
-            _ => Err(EngineError::NotSpin {
+            _ => Err(OptionSetError::NotSpin {
                 place: place.to_string(),
                 name: o.name.clone(),
                 kind: o.kind.clone(),
@@ -584,7 +488,7 @@ pub fn build_option_set(
                 let (_, a, b) = spin(o, &place)?;
                 for x in [p.value as i64, p.min as i64, p.max as i64] {
                     if x < a || x > b {
-                        return Err(EngineError::OutOfBounds {
+                        return Err(OptionSetError::OutOfBounds {
                             place: format!("{place} (the engine's bounds)"),
                             name: p.name.clone(),
                             value: x,
@@ -614,7 +518,7 @@ pub fn build_option_set(
         }
         None => {
             if patterns.is_empty() {
-                return Err(EngineError::Usage(format!(
+                return Err(OptionSetError::Usage(format!(
                     "--engine needs --only (name globs of the options to tune) or --param-file, \
                      so that Hash or Threads are never tuned by accident; spin options: {}",
                     spin_list(found)
@@ -626,8 +530,8 @@ pub fn build_option_set(
                     continue;
                 }
                 let (d, a, b) = spin(o, "--only")?;
-                let int = |x: i64| -> Result<i32, EngineError> {
-                    i32::try_from(x).map_err(|_| EngineError::OutOfBounds {
+                let int = |x: i64| -> Result<i32, OptionSetError> {
+                    i32::try_from(x).map_err(|_| OptionSetError::OutOfBounds {
                         place: "--only".into(),
                         name: o.name.clone(),
                         value: x,
@@ -637,7 +541,7 @@ pub fn build_option_set(
                 };
                 let (d, a, b) = (int(d)?, int(a)?, int(b)?);
                 if a > b || d < a || d > b {
-                    return Err(EngineError::OutOfBounds {
+                    return Err(OptionSetError::OutOfBounds {
                         place: "the engine's handshake".into(),
                         name: o.name.clone(),
                         value: d as i64,
@@ -660,7 +564,7 @@ pub fn build_option_set(
     };
     for g in &patterns {
         if !options.iter().any(|o| glob_match(g, &o.name)) {
-            return Err(EngineError::Usage(format!(
+            return Err(OptionSetError::Usage(format!(
                 "--only pattern '{g}' matches no spin option (spin options: {})",
                 spin_list(found)
             )));
@@ -681,8 +585,8 @@ pub struct EngineArgs {
     #[arg(long)]
     pub engine: Option<String>,
     /// The engine's protocol.
-    #[arg(long, value_enum, default_value = "uci")]
-    pub proto: Proto,
+    #[arg(long, default_value = "uci")]
+    pub proto: Protocol,
     /// A fixed option for every instance of the engine (Name=Value; repeatable).
     #[arg(long = "engine-option")]
     pub engine_option: Vec<String>,
@@ -693,8 +597,8 @@ pub struct EngineArgs {
     /// Play every tuning game against this fixed engine instead of self-play.
     #[arg(long)]
     pub opponent: Option<String>,
-    #[arg(long, value_enum, default_value = "uci")]
-    pub opponent_proto: Proto,
+    #[arg(long, default_value = "uci")]
+    pub opponent_proto: Protocol,
     /// A fixed option of the opponent (Name=Value; repeatable).
     #[arg(long = "opponent-option")]
     pub opponent_option: Vec<String>,
@@ -719,10 +623,10 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
 impl EngineSettings {
     /// From the flags: starts the engine, reads its options and selects the tuned ones.
     /// `None` without `--engine` (then the engine flags must not be given either).
-    pub fn from_args(a: &EngineArgs, only: &str) -> Result<Option<EngineSettings>, EngineError> {
+    pub fn from_args(a: &EngineArgs, only: &str) -> Result<Option<EngineSettings>, OptionSetError> {
         let Some(command) = &a.engine else {
             if a.param_file.is_some() || a.opponent.is_some() || !a.engine_option.is_empty() {
-                return Err(EngineError::Usage(
+                return Err(OptionSetError::Usage(
                     "--param-file, --opponent and --engine-option need --engine".into(),
                 ));
             }
@@ -737,8 +641,9 @@ impl EngineSettings {
         let found = discover(&engine, HANDSHAKE_TIMEOUT)?;
         let file = match &a.param_file {
             Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| EngineError::Usage(format!("cannot read {}: {e}", p.display())))?;
+                let text = std::fs::read_to_string(p).map_err(|e| {
+                    OptionSetError::Usage(format!("cannot read {}: {e}", p.display()))
+                })?;
                 let name = p.display().to_string();
                 Some((name.clone(), parse_param_file(&name, &text)?))
             }
@@ -860,7 +765,7 @@ mod tests {
     }
 
     fn cmd() -> EngineCommand {
-        EngineCommand::parse("eng --x", Proto::Uci, &["Hash=8".into()]).unwrap()
+        EngineCommand::parse("eng --x", Protocol::Uci, &["Hash=8".into()]).unwrap()
     }
 
     #[test]
@@ -889,7 +794,7 @@ mod tests {
             e.to_string().contains("'Ponder' is a check, not a spin"),
             "{e}"
         );
-        let bad = EngineCommand::parse("eng", Proto::Uci, &["Hsh=8".into()]).unwrap();
+        let bad = EngineCommand::parse("eng", Protocol::Uci, &["Hsh=8".into()]).unwrap();
         let e = build_option_set(bad, &f, None, "LMR*").unwrap_err();
         assert!(
             e.to_string()
@@ -897,16 +802,16 @@ mod tests {
             "{e}"
         );
         assert!(matches!(
-            EngineCommand::parse("eng", Proto::Uci, &["Hash".into()]),
-            Err(EngineError::OptionSyntax(_))
+            EngineCommand::parse("eng", Protocol::Uci, &["Hash".into()]),
+            Err(OptionSetError::Process(ProcessError::OptionSyntax(_)))
         ));
         assert!(matches!(
-            EngineCommand::parse(" ", Proto::Uci, &[]),
-            Err(EngineError::EmptyCommand)
+            EngineCommand::parse(" ", Protocol::Uci, &[]),
+            Err(OptionSetError::Process(ProcessError::EmptyCommand))
         ));
         assert!(matches!(
-            EngineCommand::parse("'eng", Proto::Uci, &[]),
-            Err(EngineError::Quote(_))
+            EngineCommand::parse("'eng", Protocol::Uci, &[]),
+            Err(OptionSetError::Process(ProcessError::Quote(_)))
         ));
     }
 

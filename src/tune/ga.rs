@@ -669,9 +669,14 @@ pub fn match_fitness(
         .iter()
         .map(|&(_, _, ea, eb, j)| (ea, eb, common.match_config(mix(gen_seed, &[j]))))
         .collect();
+    // (the configurations come from `match_config`, which always has a limit per move)
+    let played = match crate::play::run_matches(&matches, common.threads()) {
+        Ok(p) => p,
+        Err(e) => panic!("fitness match: {e}"),
+    };
     let results: Vec<(usize, usize, MatchResult)> = playable
         .iter()
-        .zip(crate::exec::play_matches(&matches, common.threads()))
+        .zip(played)
         .map(|(&(a, b, ..), (r, _))| (a, b, r))
         .collect();
     let mut points = vec![0.0; n];

@@ -8,7 +8,7 @@ use super::space::{ParamSet, SpaceKind};
 use crate::core::Variant;
 use crate::play::game::GameRecord;
 use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
-use crate::play::{Engine, MatchConfig, MatchResult, TimeControl};
+use crate::play::{Engine, MatchConfig, MatchResult, TimeControl, run_matches};
 use crate::util::{self, mix};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
@@ -177,7 +177,7 @@ pub struct CommonSettings {
     pub depth: Option<u32>,
     pub max_plies: usize,
     /// (Runs recorded before the field existed played Xiangqi.)
-    #[serde(default, with = "variant_name")]
+    #[serde(default)]
     pub variant: Variant,
     pub verify: VerifyMode,
     pub verify_games: usize,
@@ -361,7 +361,12 @@ pub fn play_pairs_games(
         .collect();
     let mut result = MatchResult::default();
     let mut games = Vec::new();
-    for (r, g) in crate::exec::play_matches(&jobs, common.threads()) {
+    // (the configurations come from `match_config`, which always has a limit per move)
+    let played = match run_matches(&jobs, common.threads()) {
+        Ok(p) => p,
+        Err(e) => panic!("tuning match: {e}"),
+    };
+    for (r, g) in played {
         result += r;
         games.extend(g);
     }
@@ -603,22 +608,6 @@ mod tests {
         assert_eq!(lines[3], "2,2.000000");
         assert_eq!(lines[4], "9,9");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
-
-/// Serde helper writing a [`Variant`](crate::core::Variant) as its name (`xiangqi`, `jieqi`);
-/// with `#[serde(default)]` a record written before the field existed reads as Xiangqi.
-pub mod variant_name {
-    use crate::core::Variant;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &Variant, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&v.to_string())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Variant, D::Error> {
-        let t = String::deserialize(d)?;
-        t.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -26,6 +26,7 @@ use crate::eval::EvalParams;
 use crate::eval::layout::{Part as LayoutPart, part};
 use crate::eval::score::PHASE_MAX;
 use crate::eval::trace::{danger_dq, danger_q};
+use crate::exec::{Distributed, ExecError};
 use crate::util::mix;
 use argmin::core::{
     CostFunction, Error as ArgminError, Executor, Gradient, IterState, Problem, Solver, State,
@@ -865,19 +866,10 @@ fn add_in_order<'a>(p: usize, parts: impl Iterator<Item = (f64, &'a [f64])>) -> 
     (loss, grad)
 }
 
-/// `Σ` of the partials (shards or chunks, from any ranks) in the order of their ids.
-fn add_partials(p: usize, mut parts: Vec<Partial>) -> (f64, Vec<f64>) {
-    parts.sort_by_key(|x| x.shard);
-    let parts: Vec<(f64, Vec<f64>)> = parts
-        .iter()
-        .map(|x| {
-            (
-                f64::from_bits(x.loss),
-                x.grad.iter().map(|&b| f64::from_bits(b)).collect(),
-            )
-        })
-        .collect();
-    add_in_order(p, parts.iter().map(|(l, g)| (*l, g.as_slice())))
+/// `Σ` of the sums (shards or chunks, from any ranks) in the order of their ids.
+fn add_sums(p: usize, mut parts: Vec<ShardSums>) -> (f64, Vec<f64>) {
+    parts.sort_by_key(|x| x.id);
+    add_in_order(p, parts.iter().map(|x| (x.loss, x.grad.as_slice())))
 }
 
 /// What the optimiser minimises: a trace set, or the run's (possibly distributed) data.
@@ -895,12 +887,12 @@ impl Objective for TraceSet {
     }
 }
 
-/// The training or the validation part of a dataset.
+/// The training or the validation positions of a dataset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Part {
+pub enum Subset {
     Train,
     Val,
-    /// The training part against its results alone (fitting K under `--lambda`).
+    /// The training positions against their results alone (fitting K under `--lambda`).
     TrainResults,
 }
 
@@ -912,25 +904,22 @@ pub struct Shard {
     pub val: TraceSet,
 }
 
-/// A shard's unscaled sums (floats as their bits: JSON would not round-trip every one), or in
-/// a mini-batch pass one chunk's.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Partial {
+/// A shard's unscaled loss and gradient sums, or in a mini-batch pass one chunk's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardSums {
     /// The shard's id, or the chunk's ([`CHUNKS_PER_SHARD`]) in a mini-batch pass.
-    pub shard: usize,
-    pub loss: u64,
-    pub grad: Vec<u64>,
+    pub id: usize,
+    pub loss: f64,
+    pub grad: Vec<f64>,
 }
 
-/// The dataset as this process holds it: every shard, or under MPI this rank's shards (shard
+/// This process's share of the dataset: every shard, or under MPI this rank's shards (shard
 /// `s` lives on rank `s mod ranks`; no rank holds the whole file).
 pub struct TexelData {
     pub shards: Vec<Shard>,
-    /// Positions of the whole file in each part (every rank counts them while streaming).
+    /// Positions of the whole file in each subset (every rank counts them while streaming).
     pub train_len: usize,
     pub val_len: usize,
-    /// Whether the other shards live on other ranks.
-    pub distributed: bool,
 }
 
 /// How to load a dataset: what rank 0 sends the others.
@@ -938,31 +927,77 @@ pub struct TexelData {
 pub struct LoadSpec {
     pub data: PathBuf,
     pub max_positions: Option<usize>,
-    #[serde(with = "run::exact")]
     pub validation: f64,
     pub seed: u64,
-    /// The space's base parameters (file formats) and selection.
-    pub eval: String,
-    pub jieqi: String,
+    /// The space's base parameters and selection.
+    pub eval: EvalParams,
     pub only: String,
     /// `--lambda`: the weight of the search score in the labels.
-    #[serde(default, with = "run::exact")]
     pub lambda: f64,
 }
 
 impl LoadSpec {
     pub fn space(&self) -> Result<Space, TuneError> {
-        let mut e =
-            EvalParams::from_json_str(&self.eval).map_err(|e| TuneError::Params(e.to_string()))?;
-        e.set_jieqi_json_str(&self.jieqi)
-            .map_err(|e| TuneError::Params(e.to_string()))?;
-        Space::new(ParamSet::Eval(e), &self.only)
+        Space::new(ParamSet::Eval(self.eval.clone()), &self.only)
+    }
+}
+
+/// What rank 0 asks every rank's share.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum TexelQuery {
+    /// The shard sums of a subset at θ.
+    Sums {
+        subset: Subset,
+        theta: Vec<f64>,
+        k: f64,
+        grad: bool,
+    },
+    /// The share's training chunks.
+    Chunks,
+    /// The sums of those of these chunks the share holds, at θ.
+    Batch {
+        chunks: Vec<usize>,
+        theta: Vec<f64>,
+        k: f64,
+    },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum TexelAnswer {
+    Sums(Vec<ShardSums>),
+    Chunks(Vec<(usize, usize)>),
+}
+
+impl crate::exec::Resident for TexelData {
+    type Spec = LoadSpec;
+    type Query = TexelQuery;
+    type Answer = TexelAnswer;
+    type Error = TuneError;
+    const KIND: &'static str = "texel";
+
+    fn load(spec: &LoadSpec, share: crate::exec::Share) -> Result<TexelData, TuneError> {
+        TexelData::load(spec, &spec.space()?, &|s| share.holds(s))
+    }
+
+    fn answer(&self, q: &TexelQuery) -> TexelAnswer {
+        match q {
+            TexelQuery::Sums {
+                subset,
+                theta,
+                k,
+                grad,
+            } => TexelAnswer::Sums(self.sums(*subset, theta, *k, *grad)),
+            TexelQuery::Chunks => TexelAnswer::Chunks(self.train_chunks()),
+            TexelQuery::Batch { chunks, theta, k } => {
+                TexelAnswer::Sums(self.chunk_sums(chunks, theta, *k))
+            }
+        }
     }
 }
 
 impl TexelData {
     /// Streams the file and keeps the shards `keep` selects, traced under `space`; counts the
-    /// positions of every part on the way. Every bad line of a kept shard is named.
+    /// positions of every subset on the way. Every bad line of a kept shard is named.
     pub fn load(
         spec: &LoadSpec,
         space: &Space,
@@ -977,7 +1012,6 @@ impl TexelData {
             shards: Vec::new(),
             train_len: 0,
             val_len: 0,
-            distributed: false,
         };
         let mut pending: Vec<dataset::Labelled> = Vec::new();
         let mut records = 0usize;
@@ -1059,51 +1093,26 @@ impl TexelData {
         Ok(data)
     }
 
-    /// This process's shards' partial sums, shard by shard.
-    pub fn partials(&self, part: Part, theta: &[f64], k: f64, grad: bool) -> Vec<Partial> {
+    /// This share's sums of a subset, shard by shard.
+    pub fn sums(&self, subset: Subset, theta: &[f64], k: f64, grad: bool) -> Vec<ShardSums> {
         self.shards
             .iter()
             .map(|s| {
-                let set = match part {
-                    Part::Train | Part::TrainResults => &s.train,
-                    Part::Val => &s.val,
+                let set = match subset {
+                    Subset::Train | Subset::TrainResults => &s.train,
+                    Subset::Val => &s.val,
                 };
-                let (l, g) = set.sums_by(theta, k, grad, part != Part::TrainResults);
-                Partial {
-                    shard: s.id,
-                    loss: l.to_bits(),
-                    grad: g.iter().map(|x| x.to_bits()).collect(),
+                let (loss, grad) = set.sums_by(theta, k, grad, subset != Subset::TrainResults);
+                ShardSums {
+                    id: s.id,
+                    loss,
+                    grad,
                 }
             })
             .collect()
     }
 
-    /// Mean loss (and gradient) of a part over the whole file: the shard partials of every
-    /// rank added in shard order.
-    pub fn loss_grad_of(&self, part: Part, theta: &[f64], k: f64, grad: bool) -> (f64, Vec<f64>) {
-        let n = match part {
-            Part::Train | Part::TrainResults => self.train_len,
-            Part::Val => self.val_len,
-        };
-        let p = if grad { theta.len() } else { 0 };
-        if n == 0 {
-            return (0.0, vec![0.0; p]);
-        }
-        let parts = if self.distributed {
-            crate::exec::texel_partials(self, part, theta, k, grad)
-        } else {
-            self.partials(part, theta, k, grad)
-        };
-        let (l, g) = add_partials(p, parts);
-        let inv = 1.0 / n as f64;
-        (l * inv, g.into_iter().map(|x| x * inv).collect())
-    }
-
-    pub fn loss(&self, part: Part, theta: &[f64], k: f64) -> f64 {
-        self.loss_grad_of(part, theta, k, false).0
-    }
-
-    /// The training chunks of this process's shards: (chunk id, positions), the id as
+    /// The training chunks of this share's shards: (chunk id, positions), the id as
     /// [`CHUNKS_PER_SHARD`] defines it; the chunks are the ones [`TraceSet::sums`] sums.
     pub fn train_chunks(&self) -> Vec<(usize, usize)> {
         self.shards
@@ -1116,9 +1125,9 @@ impl TexelData {
             .collect()
     }
 
-    /// The loss and gradient sums of those of `chunks` that this process holds, one partial
-    /// per chunk (its id in `shard`), computed in parallel.
-    pub fn chunk_partials(&self, chunks: &[usize], theta: &[f64], k: f64) -> Vec<Partial> {
+    /// The loss and gradient sums of those of `chunks` that this share holds, one per chunk
+    /// (its id in `id`), computed in parallel.
+    pub fn chunk_sums(&self, chunks: &[usize], theta: &[f64], k: f64) -> Vec<ShardSums> {
         let held: Vec<(usize, &TraceSet, usize)> = chunks
             .iter()
             .filter_map(|&id| {
@@ -1133,19 +1142,77 @@ impl TexelData {
         held.par_iter()
             .map(|&(id, set, c)| {
                 let range = c * CHUNK..((c + 1) * CHUNK).min(set.len());
-                let (l, g) = set.sums_range_at(&kv, theta, k, true, range, true);
-                Partial {
-                    shard: id,
-                    loss: l.to_bits(),
-                    grad: g.iter().map(|x| x.to_bits()).collect(),
-                }
+                let (loss, grad) = set.sums_range_at(&kv, theta, k, true, range, true);
+                ShardSums { id, loss, grad }
+            })
+            .collect()
+    }
+}
+
+/// The whole dataset of a run: every rank's share, asked through the executor.
+pub struct Dataset(pub Distributed<TexelData>);
+
+impl Dataset {
+    /// Loads `spec` on every rank (this process alone when nothing is distributed).
+    pub fn load(spec: &LoadSpec) -> Result<Dataset, TuneError> {
+        match crate::exec::load::<TexelData>(spec) {
+            Ok(d) => Ok(Dataset(d)),
+            Err(ExecError::Here(e)) => Err(e),
+            Err(e @ ExecError::Rank { .. }) => Err(TuneError::Io(e.to_string())),
+        }
+    }
+
+    /// This process's share.
+    pub fn local(&self) -> &TexelData {
+        self.0.local()
+    }
+
+    fn sums(&self, q: TexelQuery) -> Vec<ShardSums> {
+        self.0
+            .ask(&q)
+            .into_iter()
+            .flat_map(|a| match a {
+                TexelAnswer::Sums(s) => s,
+                TexelAnswer::Chunks(_) => panic!("a texel share answered sums with chunks"),
             })
             .collect()
     }
 
+    /// Mean loss (and gradient) of a subset over the whole file: the shard sums of every rank
+    /// added in shard order.
+    pub fn loss_grad_of(
+        &self,
+        subset: Subset,
+        theta: &[f64],
+        k: f64,
+        grad: bool,
+    ) -> (f64, Vec<f64>) {
+        let n = match subset {
+            Subset::Train | Subset::TrainResults => self.local().train_len,
+            Subset::Val => self.local().val_len,
+        };
+        let p = if grad { theta.len() } else { 0 };
+        if n == 0 {
+            return (0.0, vec![0.0; p]);
+        }
+        let parts = self.sums(TexelQuery::Sums {
+            subset,
+            theta: theta.to_vec(),
+            k,
+            grad,
+        });
+        let (l, g) = add_sums(p, parts);
+        let inv = 1.0 / n as f64;
+        (l * inv, g.into_iter().map(|x| x * inv).collect())
+    }
+
+    pub fn loss(&self, subset: Subset, theta: &[f64], k: f64) -> f64 {
+        self.loss_grad_of(subset, theta, k, false).0
+    }
+
     /// Mean loss and gradient over a mini-batch of training chunks holding `positions`
-    /// positions: the chunk partials of every rank added in chunk-id order, so the batch is
-    /// the same bits on any number of threads and ranks.
+    /// positions: the chunk sums of every rank added in chunk-id order, so the batch is the
+    /// same bits on any number of threads and ranks.
     pub fn batch_loss_grad(
         &self,
         chunks: &[usize],
@@ -1153,50 +1220,54 @@ impl TexelData {
         theta: &[f64],
         k: f64,
     ) -> (f64, Vec<f64>) {
-        let parts = if self.distributed {
-            crate::exec::texel_chunk_partials(self, chunks, theta, k)
-        } else {
-            self.chunk_partials(chunks, theta, k)
-        };
-        let (l, g) = add_partials(theta.len(), parts);
+        let parts = self.sums(TexelQuery::Batch {
+            chunks: chunks.to_vec(),
+            theta: theta.to_vec(),
+            k,
+        });
+        let (l, g) = add_sums(theta.len(), parts);
         let inv = 1.0 / positions.max(1) as f64;
         (l * inv, g.into_iter().map(|x| x * inv).collect())
     }
 
     /// Every training chunk of the file (on every rank), in id order.
     pub fn all_train_chunks(&self) -> Vec<(usize, usize)> {
-        let mut all = if self.distributed {
-            crate::exec::texel_train_chunks(self)
-        } else {
-            self.train_chunks()
-        };
+        let mut all: Vec<(usize, usize)> = self
+            .0
+            .ask(&TexelQuery::Chunks)
+            .into_iter()
+            .flat_map(|a| match a {
+                TexelAnswer::Chunks(c) => c,
+                TexelAnswer::Sums(_) => panic!("a texel share answered chunks with sums"),
+            })
+            .collect();
         all.sort_unstable();
         all
     }
 }
 
 /// The training part of the run's data as the optimiser's objective.
-pub struct TrainObjective(pub Arc<TexelData>);
+pub struct TrainObjective(pub Arc<Dataset>);
 
 impl Objective for TrainObjective {
     fn loss(&self, theta: &[f64], k: f64) -> f64 {
-        self.0.loss(Part::Train, theta, k)
+        self.0.loss(Subset::Train, theta, k)
     }
     fn loss_grad(&self, theta: &[f64], k: f64) -> (f64, Vec<f64>) {
-        self.0.loss_grad_of(Part::Train, theta, k, true)
+        self.0.loss_grad_of(Subset::Train, theta, k, true)
     }
 }
 
 /// The training part against its results alone: what K is fitted on, so that the search
 /// scores' `σ(K·score)` does not pull K towards itself.
-pub struct ResultsObjective(pub Arc<TexelData>);
+pub struct ResultsObjective(pub Arc<Dataset>);
 
 impl Objective for ResultsObjective {
     fn loss(&self, theta: &[f64], k: f64) -> f64 {
-        self.0.loss(Part::TrainResults, theta, k)
+        self.0.loss(Subset::TrainResults, theta, k)
     }
     fn loss_grad(&self, theta: &[f64], k: f64) -> (f64, Vec<f64>) {
-        self.0.loss_grad_of(Part::TrainResults, theta, k, true)
+        self.0.loss_grad_of(Subset::TrainResults, theta, k, true)
     }
 }
 
@@ -1639,7 +1710,7 @@ pub struct TexelTuner {
     settings: RunSettings<TexelSettings>,
     space: Space,
     start: ParamSet,
-    data: Arc<TexelData>,
+    data: Arc<Dataset>,
     /// Built at the first step, from the checkpoint's θ on a resumed run (with fresh L-BFGS
     /// memory: the correction pairs are not checkpointed).
     lbfgs: Option<LbfgsStepper>,
@@ -1676,17 +1747,12 @@ impl TexelTuner {
             max_positions: a.max_positions,
             validation: a.validation,
             seed: run.settings.common.seed,
-            eval: base.to_json_string(),
-            jieqi: base.jieqi_to_json_string(),
+            eval: base.clone(),
             only: run.settings.common.only.clone(),
             lambda: a.lambda,
         };
-        let data = if crate::exec::distributed() {
-            crate::exec::texel_load(&spec, &run.space)?
-        } else {
-            TexelData::load(&spec, &run.space, &|_| true)?
-        };
-        let (held, bytes) = data.shards.iter().fold((0, 0), |(n, b), s| {
+        let data = Dataset::load(&spec)?;
+        let (held, bytes) = data.local().shards.iter().fold((0, 0), |(n, b), s| {
             (
                 n + s.train.len() + s.val.len(),
                 b + s.train.bytes() + s.val.bytes(),
@@ -1695,8 +1761,8 @@ impl TexelTuner {
         println!(
             "texel: {} train + {} validation positions, loaded and traced in {:.1}s; \
              traces {:.0} MB here ({:.0} bytes per position)",
-            data.train_len,
-            data.val_len,
+            data.local().train_len,
+            data.local().val_len,
             t_load.elapsed().as_secs_f64(),
             bytes as f64 / 1e6,
             bytes as f64 / held.max(1) as f64,
@@ -1755,8 +1821,8 @@ impl Tuner for TexelTuner {
             );
         }
         let (tl, vl) = (
-            self.data.loss(Part::Train, &theta, k),
-            self.data.loss(Part::Val, &theta, k),
+            self.data.loss(Subset::Train, &theta, k),
+            self.data.loss(Subset::Val, &theta, k),
         );
         let state = TexelState {
             epoch: 0,
@@ -1795,7 +1861,7 @@ impl Tuner for TexelTuner {
         let (theta, train_loss) = lbfgs.step()?;
         state.epoch += 1;
         state.theta = theta.to_vec();
-        let vl = self.data.loss(Part::Val, &state.theta, state.k);
+        let vl = self.data.loss(Subset::Val, &state.theta, state.k);
         if lbfgs.done() {
             finish(lbfgs, state);
         }
@@ -1814,8 +1880,8 @@ impl Tuner for TexelTuner {
         let best = self.space.round(&state.theta);
         let rounded: Vec<f64> = best.iter().map(|&v| v as f64).collect();
         let (tl, vl) = (
-            self.data.loss(Part::Train, &rounded, state.k),
-            self.data.loss(Part::Val, &rounded, state.k),
+            self.data.loss(Subset::Train, &rounded, state.k),
+            self.data.loss(Subset::Val, &rounded, state.k),
         );
         println!(
             "final (rounded, clamped) parameters: train loss {tl:.6}, validation loss {vl:.6}"
@@ -1853,8 +1919,8 @@ impl TexelTuner {
             rule.step(moments, &mut state.theta, &grad, &bounds);
         }
         state.epoch += 1;
-        let tl = data.loss(Part::Train, &state.theta, state.k);
-        let vl = data.loss(Part::Val, &state.theta, state.k);
+        let tl = data.loss(Subset::Train, &state.theta, state.k);
+        let vl = data.loss(Subset::Val, &state.theta, state.k);
         Step {
             row: vec![state.epoch.to_string(), f(tl), f(vl), f(state.k)],
             message: format!("train {tl:.6} val {vl:.6}"),
@@ -2139,7 +2205,7 @@ mod tests {
 
     /// One shard of synthetic traces: three full chunks and a short one of training positions
     /// (the short one also returned alone), and validation positions.
-    fn synthetic_data(p: usize, seed: u64) -> (TexelData, TraceSet, Vec<f64>) {
+    fn synthetic_data(p: usize, seed: u64) -> (Dataset, TraceSet, Vec<f64>) {
         let (full, truth) = synthetic(3 * CHUNK, p, 1.0, seed);
         let (last, _) = synthetic(100, p, 1.0, seed + 1);
         let (val, _) = synthetic(500, p, 1.0, seed + 2);
@@ -2151,21 +2217,20 @@ mod tests {
             }],
             train_len: 3 * CHUNK + 100,
             val_len: 500,
-            distributed: false,
         };
-        (data, last, truth)
+        (Dataset(Distributed::whole(data)), last, truth)
     }
 
     #[test]
     fn a_batch_of_every_chunk_is_the_full_pass() {
         let (data, last, truth) = synthetic_data(8, 4);
-        let chunks = data.train_chunks();
+        let chunks = data.all_train_chunks();
         let sizes: Vec<usize> = chunks.iter().map(|c| c.1).collect();
         assert_eq!(sizes, [CHUNK, CHUNK, CHUNK, 100]);
         let theta: Vec<f64> = truth.iter().map(|t| t + 10.0).collect();
         let ids: Vec<usize> = chunks.iter().map(|c| c.0).collect();
         let batch = data.batch_loss_grad(&ids, 3 * CHUNK + 100, &theta, 1.0);
-        assert_eq!(batch, data.loss_grad_of(Part::Train, &theta, 1.0, true));
+        assert_eq!(batch, data.loss_grad_of(Subset::Train, &theta, 1.0, true));
         // one chunk alone: that chunk's positions only
         let one = data.batch_loss_grad(&[3], 100, &theta, 1.0);
         assert_eq!(one, last.loss_grad(&theta, 1.0));

@@ -1,0 +1,307 @@
+//! The one client of external engine processes: the command line and `Name=Value` options
+//! parsed once, the process spawned with piped stdin/stdout in its own process group, a reader
+//! thread that turns stdout into a channel of lines so that every wait has a deadline, the
+//! `uci`/`ucci` handshake, and the end (`quit`, a short grace, then kill) when it is dropped.
+//! Matches ([`super::external`]) and the tuners' option discovery (`tune::engine`) both use it,
+//! with one error type.
+
+use crate::uci::Protocol;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// What went wrong with an engine command line or an engine process; each names the program.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ProcessError {
+    #[error("engine command is empty")]
+    EmptyCommand,
+    #[error("unbalanced quote in engine command '{0}'")]
+    Quote(String),
+    #[error("engine option '{0}' is not Name=Value")]
+    OptionSyntax(String),
+    #[error("cannot start engine '{program}': {error}")]
+    Start { program: String, error: String },
+    #[error("engine '{program}' did not finish its handshake ({hello} .. {ok}): {why}")]
+    Handshake {
+        program: String,
+        hello: &'static str,
+        ok: &'static str,
+        why: String,
+    },
+    #[error("engine '{program}' closed its input (died?)")]
+    Closed { program: String },
+    #[error("engine '{program}' exited")]
+    Exited { program: String },
+    #[error("engine '{program}' did not answer in time")]
+    Timeout { program: String },
+}
+
+/// Splits a command line (whitespace, with '...' and "..." quoting) into program and arguments.
+pub fn split_command(command: &str) -> Result<(String, Vec<String>), ProcessError> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in command.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => cur.push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                any = true;
+            }
+            None if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            None => cur.push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err(ProcessError::Quote(command.to_string()));
+    }
+    if any || !cur.is_empty() {
+        words.push(cur);
+    }
+    if words.is_empty() {
+        return Err(ProcessError::EmptyCommand);
+    }
+    let program = words.remove(0);
+    Ok((program, words))
+}
+
+/// Parses `Name=Value` option texts (names and values trimmed; the name must not be empty).
+pub fn parse_options(texts: &[String]) -> Result<Vec<(String, String)>, ProcessError> {
+    texts
+        .iter()
+        .map(|o| {
+            o.split_once('=')
+                .filter(|(k, _)| !k.trim().is_empty())
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| ProcessError::OptionSyntax(o.clone()))
+        })
+        .collect()
+}
+
+/// A running engine process.
+pub struct EngineProcess {
+    program: String,
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl EngineProcess {
+    /// Starts `program` in its own process group: a Ctrl-C at the terminal is for the match or
+    /// tuner (which finishes its step and checkpoints), not for the engines in its games.
+    pub fn spawn(program: &str, args: &[String]) -> Result<EngineProcess, ProcessError> {
+        let mut command = Command::new(program);
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let start = |error: String| ProcessError::Start {
+            program: program.to_string(),
+            error,
+        };
+        let mut child = command
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| start(e.to_string()))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(start("no pipes".into()));
+        };
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(l) = line else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(EngineProcess {
+            program: program.to_string(),
+            child,
+            stdin,
+            lines,
+        })
+    }
+
+    pub fn program(&self) -> &str {
+        &self.program
+    }
+
+    /// Sends one line (one write: the pipe is unbuffered, and `writeln!` would write the text
+    /// and the newline apart and wake the engine twice).
+    pub fn send(&mut self, line: &str) -> Result<(), ProcessError> {
+        let mut text = String::with_capacity(line.len() + 1);
+        text.push_str(line);
+        text.push('\n');
+        self.stdin
+            .write_all(text.as_bytes())
+            .and_then(|_| self.stdin.flush())
+            .map_err(|_| ProcessError::Closed {
+                program: self.program.clone(),
+            })
+    }
+
+    /// Reads lines (trimmed) until `pred` accepts one, which is returned; an error when the
+    /// deadline passes or the engine exits first.
+    pub fn wait_for(
+        &mut self,
+        mut pred: impl FnMut(&str) -> bool,
+        timeout: Duration,
+    ) -> Result<String, ProcessError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let line = line.trim();
+                    if pred(line) {
+                        return Ok(line.to_string());
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(ProcessError::Timeout {
+                        program: self.program.clone(),
+                    });
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(ProcessError::Exited {
+                        program: self.program.clone(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Sends `uci` (or `ucci`) and returns the lines the engine printed before `uciok`
+    /// (`ucciok`): its id and option lines.
+    pub fn handshake(
+        &mut self,
+        protocol: Protocol,
+        timeout: Duration,
+    ) -> Result<Vec<String>, ProcessError> {
+        let program = self.program.clone();
+        let fail = |why: String| ProcessError::Handshake {
+            program: program.clone(),
+            hello: protocol.hello(),
+            ok: protocol.hello_ok(),
+            why,
+        };
+        self.send(protocol.hello())
+            .map_err(|_| fail("the engine exited (cannot write)".into()))?;
+        let mut seen = Vec::new();
+        match self.wait_for(
+            |l| {
+                if l == protocol.hello_ok() {
+                    return true;
+                }
+                seen.push(l.to_string());
+                false
+            },
+            timeout,
+        ) {
+            Ok(_) => Ok(seen),
+            Err(ProcessError::Timeout { .. }) => Err(fail("no answer in time".into())),
+            Err(_) => Err(fail("the engine exited".into())),
+        }
+    }
+
+    /// Whether the process is still running.
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for EngineProcess {
+    /// `quit`, up to 200 ms to exit cleanly (polled every millisecond: most engines exit at
+    /// once), then kill.
+    fn drop(&mut self) {
+        let _ = self.send("quit");
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_splitting() {
+        assert_eq!(
+            split_command("a b  'c d' \"e\"").unwrap(),
+            (
+                "a".to_string(),
+                vec!["b".to_string(), "c d".into(), "e".into()]
+            )
+        );
+        assert_eq!(
+            split_command("a 'b"),
+            Err(ProcessError::Quote("a 'b".into()))
+        );
+        assert_eq!(split_command("x ''").unwrap().1, [""]);
+        assert_eq!(split_command("  "), Err(ProcessError::EmptyCommand));
+    }
+
+    #[test]
+    fn option_pairs() {
+        assert_eq!(
+            parse_options(&["Hash = 64".into(), "Name With Space=a b".into()]).unwrap(),
+            [
+                ("Hash".to_string(), "64".to_string()),
+                ("Name With Space".into(), "a b".into())
+            ]
+        );
+        for bad in ["Hash", "=3", " =3"] {
+            assert_eq!(
+                parse_options(&[bad.into()]),
+                Err(ProcessError::OptionSyntax(bad.into()))
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_program_is_named() {
+        let e = EngineProcess::spawn("/no/such/engine", &[]).err().unwrap();
+        assert!(e.to_string().contains("/no/such/engine"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn handshake_deadline_and_exit() {
+        // `cat` echoes: `uci` comes back, never `uciok`.
+        let mut p = EngineProcess::spawn("cat", &[]).unwrap();
+        let e = p
+            .handshake(Protocol::Uci, Duration::from_millis(50))
+            .unwrap_err();
+        assert!(e.to_string().contains("no answer in time"), "{e}");
+        assert!(p.is_alive());
+        // `true` exits at once.
+        let mut p = EngineProcess::spawn("true", &[]).unwrap();
+        let e = p.wait_for(|_| true, Duration::from_secs(5)).unwrap_err();
+        assert_eq!(
+            e,
+            ProcessError::Exited {
+                program: "true".into()
+            }
+        );
+    }
+}
