@@ -1,7 +1,7 @@
-//! The module layering the README promises, checked on the sources: the rules (`src/core`) use
-//! nothing above them, and neither `src/core` nor `src/eval` has an import cycle between its
-//! files. A `use` or a path naming a sibling module (`super::x`, `crate::core::x`) is an edge;
-//! test modules are left out (they may use anything).
+//! The module layering docs/architecture.md describes, checked on the sources: the rules
+//! (`src/core`) use nothing above them, and neither `src/core` nor `src/eval` has an import
+//! cycle between its files. A `use` or a path naming a sibling module (`super::x`,
+//! `crate::core::x`) is an edge; test modules are left out (they may use anything).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

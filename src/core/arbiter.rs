@@ -14,7 +14,7 @@ use std::fmt;
 use std::str::FromStr;
 use thiserror::Error;
 
-/// Who learns the identity of a dark piece when it is captured (RULES.md rule 5).
+/// Who learns the identity of a dark piece when it is captured (docs/jieqi-rules.md rule 5).
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
 )]

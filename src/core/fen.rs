@@ -12,7 +12,8 @@ use thiserror::Error;
 /// The Xiangqi start position.
 pub const START_FEN: &str = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
 
-/// The order in which the FEN writer lists a colour's pool (as in the RULES.md start FEN).
+/// The order in which the FEN writer lists a colour's pool (as in the start FEN of
+/// docs/jieqi-rules.md).
 const POOL_ORDER: [PieceType; 6] = [
     PieceType::Rook,
     PieceType::Advisor,
@@ -613,9 +614,9 @@ impl Position {
     }
 
     /// Reads a FEN, Xiangqi (Pikafish's convention, `<board> <side> - - <halfmove> <fullmove>`)
-    /// or Jieqi (`<board> <side> <pool> <halfmove> <fullmove> [<hidden>]`, RULES.md); the
-    /// layout decides the variant. Never panics: any input string either gives a legal position
-    /// or an error naming the problem.
+    /// or Jieqi (`<board> <side> <pool> <halfmove> <fullmove> [<hidden>]`,
+    /// docs/jieqi-rules.md); the layout decides the variant. Never panics: any input string
+    /// either gives a legal position or an error naming the problem.
     pub fn from_fen(fen: &str) -> Result<Position, FenError> {
         Setup::parse(fen)?.into_position()
     }

@@ -4,9 +4,9 @@
 //! hidden FEN fields in `fen.rs`, reveal outcomes in `movegen.rs` and the referee in
 //! `arbiter.rs`.
 //!
-//! The rules are those of `RULES.md` (Pikafish jieqi branch / JieqiBox conventions). A dark piece
-//! sits on the board with the kind of its home square, which is the kind it moves as; after its
-//! first move it is turned face up with a kind drawn from its side's pool.
+//! The rules are those of `docs/jieqi-rules.md` (Pikafish jieqi branch / JieqiBox conventions).
+//! A dark piece sits on the board with the kind of its home square, which is the kind it moves
+//! as; after its first move it is turned face up with a kind drawn from its side's pool.
 //!
 //! # Knowledge model
 //! A [`Position`](crate::core::Position) is always *one viewer's* knowledge:
@@ -33,7 +33,7 @@ pub const JIEQI_START_FEN: &str =
 pub const BRIGHT_JIEQI_START_FEN: &str =
     "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - 0 1";
 
-/// Default no-capture draw limit of Jieqi in plies (RULES.md rule 6).
+/// Default no-capture draw limit of Jieqi in plies (docs/jieqi-rules.md rule 6).
 pub const NO_CAPTURE_LIMIT: u16 = 80;
 /// The optional longer limit (the Xiangqi value).
 pub const NO_CAPTURE_LIMIT_LONG: u16 = 120;

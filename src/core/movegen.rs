@@ -502,11 +502,11 @@ fn outcomes(m: Move, dark: bool, pool: [u8; 7]) -> impl Iterator<Item = (Move, u
 }
 
 /// The children of a node. A Jieqi dark move is a chance event: the mover's kind is drawn from
-/// its pool (RULES.md rule 3), so the move stands for one child per kind the pool still holds,
-/// with the kind's count as weight (probability `count / pool_total`). Perft counts these
-/// children (RULES.md "Perft for Jieqi"), the search's chance nodes average over them, and
-/// `--divide` lists them: all through this one expansion. Captures of dark pieces carry no
-/// learned kind: only an arbiter knows identities.
+/// its pool (docs/jieqi-rules.md rule 3), so the move stands for one child per kind the pool
+/// still holds, with the kind's count as weight (probability `count / pool_total`). Perft
+/// counts these children (docs/jieqi-rules.md "Perft for Jieqi"), the search's chance nodes
+/// average over them, and `--divide` lists them: all through this one expansion. Captures of
+/// dark pieces carry no learned kind: only an arbiter knows identities.
 impl Position {
     /// The chance outcomes of the legal move `m` as the side to move sees them: for a dark mover,
     /// one move per kind in its pool with the kind's count as weight; a move of a face-up piece

@@ -63,10 +63,10 @@ pub enum MoveError {
 impl Position {
     /// Parses a move in coordinates (`h2e2`; ICCS `H2-E2` too) and checks it is legal here.
     ///
-    /// Jieqi suffixes (RULES.md): a dark mover must carry its revealed kind (`h2e2N`), which its
-    /// pool must hold; the capture of a dark piece may carry the kind learned (`b7b0r`); both
-    /// in that order (`h2h9Cr`). Letter case gives the colour. A plain `h2e2` for a dark mover is
-    /// refused rather than guessed: the position after it depends on the reveal.
+    /// Jieqi suffixes (docs/jieqi-rules.md): a dark mover must carry its revealed kind (`h2e2N`),
+    /// which its pool must hold; the capture of a dark piece may carry the kind learned
+    /// (`e2e6p`); both in that order (`h2h9Cr`). Letter case gives the colour. A plain `h2e2` for
+    /// a dark mover is refused rather than guessed: the position after it depends on the reveal.
     pub fn parse_move(&self, text: &str) -> Result<Move, MoveError> {
         let t = text.trim();
         let cleaned: String = t.chars().filter(|&c| c != '-').collect();
