@@ -1,6 +1,6 @@
-//! The module layering docs/architecture.md describes, checked on the sources: the rules
-//! (`src/core`) use nothing above them, and neither `src/core` nor `src/eval` has an import
-//! cycle between its files. A `use` or a path naming a sibling module (`super::x`,
+//! The module layering docs/architecture.md describes, checked on the sources: every top-level
+//! module is ranked ([`LAYERS`]) and uses only lower ones, and neither `src/core` nor
+//! `src/eval` has an import cycle between its files. A `use` or a path naming a sibling module (`super::x`,
 //! `crate::core::x`) is an edge; test modules are left out (they may use anything).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -125,23 +125,109 @@ fn eval_has_no_import_cycle() {
     assert_eq!(find_cycle(&g), None, "import graph of src/eval: {g:?}");
 }
 
-#[test]
-fn core_uses_nothing_above_it() {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core");
-    for entry in std::fs::read_dir(&folder).unwrap() {
+/// The top-level modules of `src/`, lowest layer first: a module may use only modules of a
+/// lower layer (and itself). The executor and the trainer sit at the bottom of the toolkit
+/// beside the rules: they run jobs and fit numbers they do not understand, so they use nothing
+/// of the engine (checked by [`toolkit_bottom_knows_no_chess`]).
+const LAYERS: &[(&str, u32)] = &[
+    ("util", 0),
+    ("progress", 0),
+    ("core", 1),
+    ("exec", 1),
+    ("train", 1),
+    ("tunable", 2),
+    ("eval", 3),
+    ("search", 4),
+    ("uci", 5),
+    ("bench", 6),
+    ("import", 6),
+    ("play", 7),
+    ("tune", 8),
+    ("cli", 9),
+];
+
+/// Every top-level module (a file `src/x.rs` or a folder `src/x/`) with the non-test code of
+/// its files (files named `*test*` are test modules).
+fn top_level_modules() -> BTreeMap<String, String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
         let path = entry.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
-        for above in [
-            "eval", "search", "play", "tune", "import", "uci", "bench", "cli",
-        ] {
-            let used = names_after(non_test_code(&text), "crate::");
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if name == "lib" || name == "main" {
+            continue;
+        }
+        let mut code = String::new();
+        let mut files = vec![path.clone()];
+        while let Some(p) = files.pop() {
+            if p.is_dir() {
+                for e in std::fs::read_dir(&p).unwrap() {
+                    files.push(e.unwrap().path());
+                }
+            } else if p.extension().is_some_and(|e| e == "rs")
+                && !p.file_name().unwrap().to_string_lossy().contains("test")
+            {
+                code.push_str(non_test_code(&std::fs::read_to_string(&p).unwrap()));
+                code.push('\n');
+            }
+        }
+        out.insert(name, code);
+    }
+    out
+}
+
+fn layer(module: &str) -> u32 {
+    LAYERS
+        .iter()
+        .find(|(m, _)| *m == module)
+        .unwrap_or_else(|| panic!("src/{module} has no layer in tests/layering.rs: give it one"))
+        .1
+}
+
+#[test]
+fn no_module_uses_one_above_it() {
+    let modules = top_level_modules();
+    assert!(modules.len() >= 12, "src/ read: {:?}", modules.keys());
+    let mut wrong = Vec::new();
+    for (name, code) in &modules {
+        let own = layer(name);
+        for used in names_after(code, "crate::") {
+            if !modules.contains_key(&used) || &used == name {
+                continue;
+            }
+            if layer(&used) >= own {
+                wrong.push(format!(
+                    "{name} (layer {own}) uses {used} (layer {})",
+                    layer(&used)
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn toolkit_bottom_knows_no_chess() {
+    let modules = top_level_modules();
+    for bottom in ["exec", "train"] {
+        let Some(code) = modules.get(bottom) else {
+            continue;
+        };
+        for used in names_after(code, "crate::") {
             assert!(
-                !used.contains(above),
-                "{} uses crate::{above}",
-                path.display()
+                used == "util" || used == bottom || !modules.contains_key(&used),
+                "{bottom} uses crate::{used}"
             );
         }
     }
+}
+
+#[test]
+fn the_layer_check_sees_an_upward_use() {
+    let code = non_test_code("use crate::play::Engine;\n#[cfg(test)]\nmod tests { use crate::tune; }");
+    let used = names_after(code, "crate::");
+    assert!(used.contains("play") && !used.contains("tune"));
+    assert!(layer("play") >= layer("exec"));
 }
 
 #[test]
