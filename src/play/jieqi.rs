@@ -1,8 +1,8 @@
 //! The Jieqi board of the referee ([`super::game::play_game`]): a game from a seeded deal,
 //! refereed by the rules core's [`Arbiter`]. The arbiter knows every identity, and each side's
 //! engine is asked to move in its own view ([`Arbiter::view`]) with only the moves as it was
-//! told them, so no engine can see a hidden identity. The capture-reveal rule decides what each side learns from captures of dark
-//! pieces (RULES.md rule 5).
+//! told them, so no engine can see a hidden identity. The capture-reveal rule decides what each
+//! side learns from captures of dark pieces (docs/jieqi-rules.md rule 5).
 //!
 //! Each engine is sent its view as one FEN with the pool and no moves (`position fen <view>`,
 //! the convention of Pikafish's Jieqi branches and JieqiBox), and the in-process player searches

@@ -81,7 +81,9 @@ pub fn game_pgn(h: &PgnHeader, g: &GameRecord) -> String {
         } else if first {
             let _ = write!(tok, "{number}... ");
         }
-        // Jieqi suffixes (`h2e2N`, `b7b0r`) in the mover's case; Xiangqi moves have none.
+        // Jieqi suffixes: the reveal of a dark mover in the mover's case (`h2e2N`), the learned
+        // kind of a captured dark piece in the victim's (`e2e6p`, `h2h9Cr`); Xiangqi moves have
+        // none.
         let mover = if ply_red {
             crate::core::Color::Red
         } else {
