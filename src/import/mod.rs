@@ -11,6 +11,7 @@ pub mod cli;
 pub mod dataset;
 pub mod encoding;
 pub mod openings;
+pub mod packed;
 pub mod pgn;
 
 use crate::core::{Color, GameResult, Move, NotationError, Position, START_FEN};
