@@ -23,7 +23,7 @@ pub use protocol::{Protocol, info_line};
 use crate::core::{Position, Variant};
 use crate::eval::EvalParams;
 use crate::search::time::MOVE_OVERHEAD_MS;
-use crate::search::{SearchParams, Searcher, Skill};
+use crate::search::{SearchLimits, SearchParams, Searcher, Skill};
 use options::TuneOptions;
 use parse::{play_moves, split_moves};
 use std::io::{BufRead, Write};
@@ -266,17 +266,24 @@ impl Session {
         }
     }
 
-    fn cmd_go(&mut self, rest: &str) -> Result<(), String> {
+    /// The limits of `go <rest>` in this session: read in its dialect (the clock of the side
+    /// to move), capped by its skill level, with its move overhead.
+    fn go_limits(&self, rest: &str) -> Result<SearchLimits, String> {
         let limits = match self.protocol {
             Protocol::Uci => parse_go_uci(rest, &self.pos)?,
             Protocol::Ucci => parse_go_ucci(rest, self.ucci_millisec)?,
         };
+        let mut limits = self.skill.apply(&limits);
+        limits.move_overhead_ms = Some(self.move_overhead_ms);
+        Ok(limits)
+    }
+
+    fn cmd_go(&mut self, rest: &str) -> Result<(), String> {
+        let limits = self.go_limits(rest)?;
         self.wait_search();
         if std::mem::take(&mut self.eval_changed) {
             self.lock_searcher().new_game();
         }
-        let mut limits = self.skill.apply(&limits);
-        limits.move_overhead_ms = Some(self.move_overhead_ms);
         self.infinite = limits.infinite;
         self.stop.store(false, Ordering::Relaxed);
         self.worker.run(worker::search_job(
@@ -346,4 +353,53 @@ pub fn load_params(
         None => SearchParams::default(),
     };
     Ok((eval, search))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::time::budget_ms;
+
+    fn session() -> Session {
+        let out: Output = Arc::new(Mutex::new(Box::new(std::io::sink())));
+        Session::new(EvalParams::default(), SearchParams::default(), out)
+    }
+
+    /// What `clock_search_respects_the_clock` (tests/uci.rs) sees from outside, as the limits
+    /// the time manager computes: black to move searches on black's clock, and the hard limit
+    /// keeps the move overhead back.
+    #[test]
+    fn go_searches_on_the_clock_of_the_side_to_move() {
+        let mut s = session();
+        s.handle_line("position startpos moves h2e2");
+        let limits = s.go_limits("wtime 600000 btime 400 winc 0 binc 0").unwrap();
+        assert_eq!((limits.time_ms, limits.inc_ms), (Some(400), Some(0)));
+        let b = budget_ms(&limits, &SearchParams::default());
+        assert!(b.hard.is_some_and(|h| h <= 400 - MOVE_OVERHEAD_MS), "{b:?}");
+    }
+
+    /// `setoption name Move Overhead` reaches the time manager: with 950 of 1000 ms kept back,
+    /// the hard limit stays inside the 50 ms left.
+    #[test]
+    fn move_overhead_reaches_the_time_manager() {
+        let mut s = session();
+        s.handle_line("setoption name Move Overhead value 950");
+        let limits = s.go_limits("wtime 1000 btime 1000").unwrap();
+        assert_eq!(limits.move_overhead_ms, Some(950));
+        let b = budget_ms(&limits, &SearchParams::default());
+        assert!(b.hard.is_some_and(|h| h < 50), "{b:?}");
+        // The default keeps back MOVE_OVERHEAD_MS only, and allows more.
+        let limits = session().go_limits("wtime 1000 btime 1000").unwrap();
+        let default = budget_ms(&limits, &SearchParams::default());
+        assert!(default.hard > b.hard, "{default:?} against {b:?}");
+    }
+
+    /// Skill caps the limits of `go` (tests/uci.rs `skill_level_caps_the_depth` sees the depth).
+    #[test]
+    fn skill_caps_the_limits_of_go() {
+        let mut s = session();
+        s.handle_line("setoption name Skill value easy");
+        let limits = s.go_limits("depth 10").unwrap();
+        assert_eq!((limits.depth, limits.movetime_ms), Skill::Easy.caps());
+    }
 }
