@@ -29,16 +29,6 @@ pub enum ChanceMode {
     StaticAverage,
 }
 
-impl ChanceMode {
-    pub fn parse(s: &str) -> Option<ChanceMode> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "search" => Some(ChanceMode::Search),
-            "static" | "no-reveal-search" => Some(ChanceMode::StaticAverage),
-            _ => None,
-        }
-    }
-}
-
 /// The transposition-table key of the chance node "dark move `m` from the position with key
 /// `key`": the position's key xored with a hash of the move and a salt, so that it lands on an
 /// unrelated slot and never reads as an ordinary position (two positions' keys differ by a xor

@@ -17,7 +17,7 @@ mod protocol;
 mod worker;
 
 pub use options::tune_lines;
-pub use parse::{parse_go_ucci, parse_go_uci, parse_position, parse_position_variant};
+pub use parse::{parse_go_ucci, parse_go_uci, parse_position_variant};
 pub use protocol::{Protocol, info_line};
 
 use crate::core::{Position, Variant};
@@ -78,7 +78,6 @@ pub struct Session {
     worker: SearchWorker,
     /// Whether the running search is `infinite` (it then only ends on `stop`).
     infinite: bool,
-    hash_mb: usize,
     skill: Skill,
     /// UCCI times are in seconds unless `setoption usemillisec true`.
     ucci_millisec: bool,
@@ -109,7 +108,6 @@ impl Session {
             stop,
             worker: SearchWorker::default(),
             infinite: false,
-            hash_mb: DEFAULT_HASH_MB,
             skill: Skill::Expert,
             ucci_millisec: false,
             move_overhead_ms: MOVE_OVERHEAD_MS,
@@ -118,15 +116,6 @@ impl Session {
             eval_changed: false,
             last_position: None,
         }
-    }
-
-    pub fn protocol(&self) -> Protocol {
-        self.protocol
-    }
-
-    /// The current position (after `position ...`).
-    pub fn position(&self) -> &Position {
-        &self.pos
     }
 
     fn say(&self, line: &str) {

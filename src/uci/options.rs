@@ -210,7 +210,6 @@ impl Session {
                 if !(1..=MAX_HASH_MB).contains(&mb) {
                     return Err(format!("option {name}: {mb} outside 1..{MAX_HASH_MB}"));
                 }
-                self.hash_mb = mb;
                 self.lock_searcher().resize_hash(mb);
             }
             "threads" => {

@@ -12,15 +12,10 @@ pub(super) fn split_moves<'t, 's>(tokens: &'t [&'s str]) -> (&'t [&'s str], &'t 
     }
 }
 
-/// Parses the arguments of `position`: `startpos | fen <FEN> [moves m1 m2 ...]`. The result is
-/// a new position; the caller keeps the old one on error.
-pub fn parse_position(rest: &str) -> Result<Position, String> {
-    parse_position_variant(rest, Variant::Xiangqi)
-}
-
-/// As [`parse_position`] for `variant` (`UCI_Variant`): `startpos` is that variant's start and a
-/// FEN that cannot tell (fully revealed) is read as that variant. Jieqi FENs and moves with
-/// reveal suffixes (`h2e2N`) are accepted either way.
+/// Parses the arguments of `position`, `startpos | fen <FEN> [moves m1 m2 ...]`, for `variant`
+/// (`UCI_Variant`): `startpos` is that variant's start and a FEN that cannot tell (fully
+/// revealed) is read as that variant. Jieqi FENs and moves with reveal suffixes (`h2e2N`) are
+/// accepted either way. The result is a new position; the caller keeps the old one on error.
 pub fn parse_position_variant(rest: &str, variant: Variant) -> Result<Position, String> {
     let tokens: Vec<&str> = rest.split_whitespace().collect();
     let (setup, moves) = split_moves(&tokens);
