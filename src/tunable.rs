@@ -123,11 +123,6 @@ pub trait ParamList {
 
     /// The set in its file format (what its `load` reads).
     fn to_json_string(&self) -> String;
-
-    /// A stable 64-bit hash of the values, for run records and PGN headers.
-    fn hash(&self) -> u64 {
-        fnv1a(&self.to_vec())
-    }
 }
 
 /// FNV-1a ([`crate::util::fnv1a`]) over the little-endian bytes of `values`.

@@ -374,22 +374,27 @@ fn search_params_errors_name_the_key() {
     assert!(e.to_string().contains("/nonexistent/search.json"));
 }
 
+/// The clock bounds the search, by its own account: the `time` of each iteration it reports
+/// (how long the call takes on the wall clock is checked in `timing.rs`).
 #[test]
-fn clock_limited_search_returns_in_time() {
+fn clock_limited_search_stays_inside_the_clock() {
     let pos = Position::startpos();
     let mut s = searcher();
-    let start = std::time::Instant::now();
+    let clock_ms = 300;
+    let mut times = Vec::new();
     let r = s.search(
         &pos,
         &SearchLimits {
-            time_ms: Some(300),
+            time_ms: Some(clock_ms),
             inc_ms: Some(0),
             ..Default::default()
         },
-        &mut |_| {},
+        &mut |i| times.push(i.time_ms),
     );
-    // Hard limit is at most 80% of the clock; generous margin for a loaded machine.
-    assert!(start.elapsed().as_millis() < 1000);
+    // The hard limit is at most 80% of the clock, read every few thousand nodes; without it
+    // the search would go on for seconds.
+    assert!(!times.is_empty());
+    assert!(times.iter().all(|&t| t < clock_ms), "{times:?}");
     assert!(pos.legal_moves().contains(r.best_move));
 }
 
@@ -468,22 +473,23 @@ fn two_threads_find_a_mate_and_honour_stop_and_movetime() {
     let r = s.search(&pos, &depth(6), &mut |_| {});
     assert_eq!(mate_in(r.score), Some(2), "{r:?}");
 
+    // Both searches return only once the helper is joined, so returning at all shows that
+    // movetime and stop end both threads; the main thread's own clock shows the movetime
+    // ending the iterations. (How long each call takes on the wall clock: `timing.rs`.)
     let pos = Position::startpos();
-    let t0 = std::time::Instant::now();
+    let mut times = Vec::new();
     let r = s.search(
         &pos,
         &SearchLimits {
             movetime_ms: Some(300),
             ..Default::default()
         },
-        &mut |_| {},
+        &mut |i| times.push(i.time_ms),
     );
     assert!(pos.legal_moves().contains(r.best_move));
-    assert!(t0.elapsed().as_millis() < 2000, "{:?}", t0.elapsed());
+    assert!(times.iter().all(|&t| t < 2 * 300), "{times:?}");
 
-    let t0 = std::time::Instant::now();
     let r = infinite_search_stopped_after_200ms(&mut s, &pos);
     assert!(pos.legal_moves().contains(r.best_move));
-    assert!(t0.elapsed().as_millis() < 3000, "{:?}", t0.elapsed());
     assert!(s.thread_nodes().iter().all(|&n| n > 0));
 }

@@ -1,80 +1,11 @@
 //! UCI and UCCI sessions driven through the stdin/stdout of the built binary.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+mod common;
+
+use common::uci_session::{Session, bestmove, info_times};
+use std::io::Write;
+use std::process::{Command, Stdio};
 use std::time::Duration;
-
-struct Session {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-}
-
-impl Session {
-    fn start(args: &[&str]) -> Session {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_xqtune"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("binary starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(stdout).lines() {
-                match l {
-                    Ok(l) => {
-                        if tx.send(l).is_err() {
-                            break;
-                        }
-                    }
-                    Err(_) => break,
-                }
-            }
-        });
-        Session {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").expect("engine reads input");
-        self.stdin.flush().unwrap();
-    }
-
-    /// Lines up to and including the first that starts with `prefix`.
-    fn until(&mut self, prefix: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        loop {
-            match self.lines.recv_timeout(Duration::from_secs(60)) {
-                Ok(l) => {
-                    let done = l.starts_with(prefix);
-                    out.push(l);
-                    if done {
-                        return out;
-                    }
-                }
-                Err(e) => panic!("no '{prefix}' line ({e}); got {out:?}"),
-            }
-        }
-    }
-
-    fn quit(mut self) {
-        self.send("quit");
-        let status = self.child.wait().unwrap();
-        assert!(status.success());
-    }
-}
-
-fn bestmove(lines: &[String]) -> String {
-    let last = lines.last().unwrap();
-    last.split_whitespace().nth(1).unwrap().to_string()
-}
 
 /// The search's `bestmove` is a move of the start position.
 fn assert_bestmove_from_start(out: &[String]) {
@@ -170,30 +101,9 @@ fn stop_and_isready_during_infinite_search() {
     s.quit();
 }
 
-/// The `time` of every `info` line of a search's output, in ms.
-fn info_times(lines: &[String]) -> Vec<u64> {
-    lines
-        .iter()
-        .filter(|l| l.starts_with("info depth"))
-        .map(|l| {
-            let mut words = l.split_whitespace();
-            words.find(|&w| w == "time");
-            words
-                .next()
-                .and_then(|t| t.parse().ok())
-                .unwrap_or_else(|| panic!("no time in '{l}'"))
-        })
-        .collect()
-}
-
-/// Sends `go`, waits for `bestmove`, and returns the output and the wall time it took.
-fn timed_go(s: &mut Session, go: &str) -> (Vec<String>, Duration) {
-    let started = std::time::Instant::now();
-    s.send(go);
-    let out = s.until("bestmove");
-    (out, started.elapsed())
-}
-
+/// The clock of the side to move bounds the search, by the engine's own account: the `time`
+/// of its `info` lines, which no process or pipe latency reaches. (The limits themselves are
+/// checked in the session's unit tests, the wall clock in `timing.rs`.)
 #[test]
 fn clock_search_respects_the_clock() {
     let mut s = Session::start(&[]);
@@ -201,30 +111,28 @@ fn clock_search_respects_the_clock() {
     // think for seconds, and any depth limit would be far away.
     s.send("position startpos moves h2e2");
     let clock_ms = 400;
-    let (out, wall) = timed_go(
-        &mut s,
-        &format!("go wtime 600000 btime {clock_ms} winc 0 binc 0"),
-    );
+    s.send(&format!("go wtime 600000 btime {clock_ms} winc 0 binc 0"));
+    let out = s.until("bestmove");
     assert_ne!(bestmove(&out), "(none)");
     let times = info_times(&out);
     assert!(!times.is_empty(), "{out:?}");
-    // The engine's own account: no iteration finished past the clock.
+    // No iteration finished past the clock (the hard limit is at most 80% of it, and the
+    // search reads the clock every few thousand nodes).
     assert!(
         times.iter().all(|&t| t < clock_ms),
         "{times:?} over {clock_ms} ms"
     );
-    // And from outside, with a margin of twice the clock for process and pipe latency.
-    assert!(
-        wall < Duration::from_millis(2 * clock_ms),
-        "answered after {wall:?} with {clock_ms} ms on the clock"
-    );
 
     let movetime_ms = 200;
-    let (out, wall) = timed_go(&mut s, &format!("go movetime {movetime_ms}"));
+    s.send(&format!("go movetime {movetime_ms}"));
+    let out = s.until("bestmove");
     assert_ne!(bestmove(&out), "(none)");
+    // Without the limit the search would go on for seconds; with it, the last iteration ends
+    // within a clock check of the movetime, and twice the movetime is slack to spare.
+    let times = info_times(&out);
     assert!(
-        wall < Duration::from_millis(2 * movetime_ms),
-        "answered after {wall:?} with movetime {movetime_ms} ms"
+        times.iter().all(|&t| t < 2 * movetime_ms),
+        "{times:?} with movetime {movetime_ms} ms"
     );
     s.quit();
 }
@@ -407,7 +315,13 @@ fn skill_level_caps_the_depth() {
     s.send("go depth 10");
     let out = s.until("bestmove");
     let depths: Vec<&String> = out.iter().filter(|l| l.starts_with("info depth")).collect();
-    assert_eq!(depths.len(), 2, "easy searches two plies: {out:?}");
+    // Easy searches two plies, unless its 200 ms cap ends the search first, which only a
+    // machine too loaded to finish two plies in time does (the engine's clock then says so).
+    let capped = info_times(&out).last().is_some_and(|&t| t >= 200);
+    assert!(
+        depths.len() == 2 || (depths.len() == 1 && capped),
+        "easy searches two plies: {out:?}"
+    );
     s.quit();
 }
 
@@ -744,19 +658,18 @@ fn threads_option_runs_lazy_smp_and_one_thread_is_deterministic_again() {
     for l in out.iter().filter(|l| l.starts_with("info depth")) {
         assert!(info_nodes(l) <= 300_000 + 512, "{l}");
     }
-    // movetime and stop end the search of both threads.
-    let t0 = std::time::Instant::now();
+    // movetime and stop end the search of both threads: `bestmove` comes only after the
+    // helpers are joined, and by the engine's own clock the iterations end with the movetime.
+    // (How long the answers take on the wall clock is checked in `timing.rs`.)
     s.send("go movetime 300");
     let out = s.until("bestmove");
     assert!(pos.parse_move(&bestmove(&out)).is_ok(), "{out:?}");
-    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert!(info_times(&out).iter().all(|&t| t < 2 * 300), "{out:?}");
     s.send("go infinite");
     std::thread::sleep(Duration::from_millis(200));
-    let t0 = std::time::Instant::now();
     s.send("stop");
     let out = s.until("bestmove");
     assert!(pos.parse_move(&bestmove(&out)).is_ok(), "{out:?}");
-    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
 
     // Back to one thread: the same node-limited searches as before.
     s.send("setoption name Threads value 1");
@@ -818,11 +731,14 @@ fn move_overhead_option_is_offered_checked_and_keeps_time_back() {
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(errors[0].contains("Move Overhead") && errors[0].contains("lots"));
     assert!(errors[1].contains("Move Overhead") && errors[1].contains("5001"));
-    // With all but 50 ms of a 1-second clock kept back, the search must answer well inside it.
+    // With all but 50 ms of a 1-second clock kept back, the search answers well inside it by
+    // its own clock. (The session's unit tests check that the overhead reaches the time
+    // manager, whose hard limit then stays inside the 50 ms left; `timing.rs` the wall clock.)
     s.send("setoption name Move Overhead value 950");
     s.send("position startpos");
-    let (out, took) = timed_go(&mut s, "go wtime 1000 btime 1000");
+    s.send("go wtime 1000 btime 1000");
+    let out = s.until("bestmove");
     assert_bestmove_from_start(&out);
-    assert!(took < Duration::from_millis(1000), "{out:?}");
+    assert!(info_times(&out).iter().all(|&t| t < 1000), "{out:?}");
     s.quit();
 }

@@ -166,7 +166,7 @@ pub fn true_move(truth: &Position, m: Move) -> Result<Move, ArbiterError> {
 ///
 /// The views are kept by playing each side's version of every move on its own position, so they
 /// carry a real move history (repetition rulings) and can be replayed by an engine from
-/// [`Arbiter::start_fen`] and [`Arbiter::view_moves`].
+/// [`Arbiter::position_command`].
 #[derive(Clone, Debug)]
 pub struct Arbiter {
     truth: Position,
@@ -240,16 +240,6 @@ impl Arbiter {
     /// `side`'s view as a FEN (without the hidden field).
     pub fn view_fen(&self, side: Color) -> String {
         self.views[side.index()].to_fen()
-    }
-
-    /// The start position as both sides were shown it.
-    pub fn start_fen(&self, side: Color) -> &str {
-        &self.start_fens[side.index()]
-    }
-
-    /// Every move so far as `side` was told it.
-    pub fn view_moves(&self, side: Color) -> &[Move] {
-        &self.view_moves[side.index()]
     }
 
     /// Every move so far with the full truth.

@@ -231,15 +231,6 @@ impl Square {
         Square(rank * 9 + file)
     }
 
-    /// `None` when the coordinates are off the board.
-    pub const fn try_new(file: i32, rank: i32) -> Option<Square> {
-        if file < 0 || file > 8 || rank < 0 || rank > 9 {
-            None
-        } else {
-            Some(Square((rank * 9 + file) as u8))
-        }
-    }
-
     #[inline(always)]
     pub const fn file(self) -> u8 {
         self.0 % 9
@@ -264,12 +255,6 @@ impl Square {
     #[inline(always)]
     pub const fn flip_rank(self) -> Square {
         Square::new(self.file(), 9 - self.rank())
-    }
-
-    /// The square mirrored left-right.
-    #[inline(always)]
-    pub const fn flip_file(self) -> Square {
-        Square::new(8 - self.file(), self.rank())
     }
 
     /// Parses `a0`..`i9`.

@@ -108,24 +108,9 @@ impl Tracer for CoeffTracer {
 
 impl CoeffTracer {
     /// The raw (untapered) whole counts, one per flat parameter (Jieqi's fractional pool
-    /// uses are in [`CoeffTracer::frac_counts`]).
+    /// uses are kept apart and enter only [`CoeffTracer::finish`]).
     pub fn counts(&self) -> &[i32] {
         &self.counts
-    }
-
-    /// The fractional uses, in units of `1 / DARK_SCALE`, one per flat parameter.
-    pub fn frac_counts(&self) -> &[i64] {
-        &self.frac
-    }
-
-    /// The phase recorded by the evaluation.
-    pub fn recorded_phase(&self) -> i32 {
-        self.phase
-    }
-
-    /// The weight of flat value `i` at the recorded phase (1 for plain values).
-    pub fn weight(&self, i: usize) -> f64 {
-        phase_weight(i, self.phase)
     }
 
     /// The sparse trace: middlegame counts weighted by `phase / 16`, endgame counts by

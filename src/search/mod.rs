@@ -8,30 +8,32 @@
 //! chased perpetually), 120 plies without capture draw, and having no legal move (mate *or*
 //! stalemate) loses.
 //!
-//! Jieqi: a move of a dark piece is a chance node ("expectimax", Michie 1966): its value is the
-//! expectation over the identities the mover's pool allows, each weighted by count / total
-//! ([`Position::reveal_outcomes`]). The average is taken in win-probability space
-//! (a logistic on the centipawn scale, as the Pikafish jieqi branch does) and cut early with
-//! Ballard's Star1 bounds (Ballard 1983, "The *-minimax search procedure for trees containing
-//! chance nodes"). Nested chance nodes beyond `chance_max_nested` are scored by static
-//! evaluation of the reveals, and so are dark captures in quiescence. The search never reads
-//! the hidden identities: it sees only legal moves, reveal outcomes and pool counts.
+//! Jieqi: a move of a dark piece is a chance node, valued by the expectation over its reveals
+//! in [`chance`].
 //!
 //! Determinism: nothing but node counts and depths decides anything unless a clock limit is
 //! given, and the tables start empty after [`Searcher::new_game`], so `go nodes N` repeats
 //! exactly (Stockfish's `reprosearch.sh` contract).
 
+pub mod chance;
 pub mod correction;
+mod eval_cache;
+pub mod limits;
 pub mod ordering;
 pub mod params;
+pub mod report;
 pub mod smp;
 pub mod time;
 pub mod tt;
 
+pub use chance::ChanceMode;
+pub use limits::{SearchLimits, Skill};
 pub use params::{DEFAULT_SEARCH_JSON, EngineOptions, SearchParams};
+pub use report::{SearchInfo, SearchResult, mate_in};
 
 use crate::core::{Color, Move, PieceType, Position, Repetition, Variant};
 use crate::eval::{EvalParams, Partial, evaluate_for};
+use eval_cache::EvalCache;
 use ordering::{Heuristics, NO_CONT, ORDER_VALUE, ScoredMoves, StagedMoves, cont_row, piece_code};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,142 +46,8 @@ pub const MATE: i32 = 30_000;
 /// Larger than any score.
 pub const INF: i32 = 31_000;
 
-/// The transposition-table key of the chance node "dark move `m` from the position with key
-/// `key`": the position's key xored with a hash of the move and a salt, so that it lands on an
-/// unrelated slot and never reads as an ordinary position (two positions' keys differ by a xor
-/// of Zobrist numbers, which this odd-constant mix matches only by chance).
-#[inline(always)]
-fn chance_key(key: u64, m: Move) -> u64 {
-    const SALT: u64 = 0x6A09_E667_F3BC_C909;
-    let x = (m.0 as u64 ^ SALT).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    key ^ x ^ (x >> 31)
-}
 /// The deepest ply the search reaches (extensions included).
 pub const MAX_PLY: usize = 128;
-
-/// What limits one search. Unset fields do not limit.
-#[derive(Clone, Debug, Default)]
-pub struct SearchLimits {
-    pub depth: Option<u32>,
-    pub nodes: Option<u64>,
-    pub movetime_ms: Option<u64>,
-    /// Clock of the side to move and increment, in ms (`go wtime/btime winc/binc`).
-    pub time_ms: Option<u64>,
-    pub inc_ms: Option<u64>,
-    pub movestogo: Option<u32>,
-    pub infinite: bool,
-    /// Clock time kept back per move for the GUI's and the pipe's latency (UCI `Move
-    /// Overhead`); `None`: [`time::MOVE_OVERHEAD_MS`].
-    pub move_overhead_ms: Option<u64>,
-}
-
-/// One `info` line's worth of progress.
-#[derive(Clone, Debug, Default)]
-pub struct SearchInfo {
-    pub depth: u32,
-    pub seldepth: u32,
-    /// Centipawns from the side to move, or mate distance (see `mate_in`).
-    pub score: i32,
-    /// Moves (not plies) to mate: positive when the side to move mates, negative when mated.
-    pub mate_in: Option<i32>,
-    pub nodes: u64,
-    pub time_ms: u64,
-    pub pv: Vec<Move>,
-    /// Permille of the transposition table written in this search.
-    pub hashfull: u32,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct SearchResult {
-    /// `Move::NULL` only when the side to move has no legal move.
-    pub best_move: Move,
-    pub score: i32,
-    pub depth: u32,
-    pub nodes: u64,
-    pub pv: Vec<Move>,
-}
-
-/// Playing strength levels for human opponents: caps on depth and time per move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Skill {
-    Easy,
-    Medium,
-    Hard,
-    #[default]
-    Expert,
-}
-
-impl Skill {
-    pub const ALL: [Skill; 4] = [Skill::Easy, Skill::Medium, Skill::Hard, Skill::Expert];
-
-    pub fn parse(s: &str) -> Option<Skill> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "easy" => Some(Skill::Easy),
-            "medium" => Some(Skill::Medium),
-            "hard" => Some(Skill::Hard),
-            "expert" => Some(Skill::Expert),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Skill::Easy => "easy",
-            Skill::Medium => "medium",
-            Skill::Hard => "hard",
-            Skill::Expert => "expert",
-        }
-    }
-
-    /// (depth cap, time cap per move in ms). Easy sees two plies and answers at once, medium
-    /// four plies (a club player's tactics), hard eight plies within two seconds, expert is
-    /// uncapped.
-    pub fn caps(self) -> (Option<u32>, Option<u64>) {
-        match self {
-            Skill::Easy => (Some(2), Some(200)),
-            Skill::Medium => (Some(4), Some(1000)),
-            Skill::Hard => (Some(8), Some(2000)),
-            Skill::Expert => (None, None),
-        }
-    }
-
-    /// `limits` with this level's caps applied (an infinite search stays infinite only at
-    /// expert level).
-    pub fn apply(self, limits: &SearchLimits) -> SearchLimits {
-        let (d, t) = self.caps();
-        let mut l = limits.clone();
-        if let Some(d) = d {
-            l.depth = Some(l.depth.map_or(d, |x| x.min(d)));
-            l.infinite = false;
-        }
-        if let Some(t) = t {
-            l.movetime_ms = Some(l.movetime_ms.map_or(t, |x| x.min(t)));
-        }
-        l
-    }
-}
-
-/// How a Jieqi chance node (a move of a dark piece) is valued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-pub enum ChanceMode {
-    /// Each reveal is searched; the expectation is taken in win-probability space with Star1
-    /// cut-offs.
-    #[default]
-    Search,
-    /// Baseline for measurements: the chance node is the pool-weighted average of the static
-    /// evaluations of the reveals, nothing below it is searched.
-    StaticAverage,
-}
-
-impl ChanceMode {
-    pub fn parse(s: &str) -> Option<ChanceMode> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "search" => Some(ChanceMode::Search),
-            "static" | "no-reveal-search" => Some(ChanceMode::StaticAverage),
-            _ => None,
-        }
-    }
-}
 
 /// A searcher with its own tables. One per game in self-play; an engine's searcher may have
 /// helper threads ([`Searcher::set_threads`], Lazy SMP in [`smp`]).
@@ -264,17 +132,6 @@ pub fn ruled_score(pos: &Position, ply: usize) -> Option<i32> {
     None
 }
 
-/// Converts a score to UCI's "mate in moves" when it is a mate score.
-pub fn mate_in(score: i32) -> Option<i32> {
-    if score >= MATE_BOUND {
-        Some((MATE - score + 1) / 2)
-    } else if score <= -MATE_BOUND {
-        Some(-(MATE + score) / 2)
-    } else {
-        None
-    }
-}
-
 /// `round(1000 * ln(i))` for i < 64 (index 0 unused).
 const LN_MILLI: [i64; 64] = [
     0, 0, 693, 1099, 1386, 1609, 1792, 1946, 2079, 2197, 2303, 2398, 2485, 2565, 2639, 2708, 2773,
@@ -282,37 +139,6 @@ const LN_MILLI: [i64; 64] = [
     3497, 3526, 3555, 3584, 3611, 3638, 3664, 3689, 3714, 3738, 3761, 3784, 3807, 3829, 3850, 3871,
     3892, 3912, 3932, 3951, 3970, 3989, 4007, 4025, 4043, 4060, 4078, 4094, 4111, 4127, 4143,
 ];
-
-/// Static evaluations by position key: a position met again after its TT entry was replaced
-/// (quiescence leaves are many) is not evaluated twice. Cleared with the TT by `new_game`.
-struct EvalCache {
-    entries: Box<[(u64, i32)]>,
-}
-
-impl EvalCache {
-    const SIZE: usize = 1 << 16;
-
-    fn new() -> EvalCache {
-        EvalCache {
-            entries: vec![(0, 0); Self::SIZE].into_boxed_slice(),
-        }
-    }
-
-    fn clear(&mut self) {
-        self.entries.fill((0, 0));
-    }
-
-    #[inline(always)]
-    fn probe(&self, key: u64) -> Option<i32> {
-        let (k, v) = self.entries[key as usize & (Self::SIZE - 1)];
-        (k == key && key != 0).then_some(v)
-    }
-
-    #[inline(always)]
-    fn store(&mut self, key: u64, v: i32) {
-        self.entries[key as usize & (Self::SIZE - 1)] = (key, v);
-    }
-}
 
 /// The static evaluation, kept clear of the mate range whatever the parameters say.
 #[inline(always)]
@@ -1139,182 +965,6 @@ impl Searcher {
         self.tt
             .store(key, ply, best_move, best_score, stored_eval, depth, bound);
         best_score
-    }
-
-    /// Win probability of a centipawn score for the side it belongs to (logistic with scale
-    /// `chance_scale`).
-    #[inline]
-    fn to_prob(&self, v: i32) -> f64 {
-        let s = self.params.chance_scale.max(1) as f64;
-        1.0 / (1.0 + (-(v as f64) / s).exp())
-    }
-
-    /// The centipawn score of a win probability (the logistic's inverse), kept off the mate
-    /// range.
-    #[inline]
-    fn prob_to_cp(&self, p: f64) -> f64 {
-        let s = self.params.chance_scale.max(1) as f64;
-        let p = p.clamp(1e-9, 1.0 - 1e-9);
-        (s * (p / (1.0 - p)).ln()).clamp(-(MATE_BOUND - 1) as f64, (MATE_BOUND - 1) as f64)
-    }
-
-    /// Combines reveal values (mover's view) into the chance node's value: a mate survives
-    /// only when every reveal gives one (the worst of them), anything else is averaged as a
-    /// win probability.
-    fn combine(&self, values: &[(i32, u32)]) -> i32 {
-        let total: u64 = values.iter().map(|&(_, w)| w as u64).sum();
-        if total == 0 {
-            return 0;
-        }
-        if values.iter().all(|&(v, _)| v >= MATE_BOUND) {
-            return values.iter().map(|&(v, _)| v).min().unwrap_or(0);
-        }
-        if values.iter().all(|&(v, _)| v <= -MATE_BOUND) {
-            return values.iter().map(|&(v, _)| v).min().unwrap_or(0);
-        }
-        let p: f64 = values
-            .iter()
-            .map(|&(v, w)| w as f64 * self.to_prob(v))
-            .sum::<f64>()
-            / total as f64;
-        self.prob_to_cp(p).round() as i32
-    }
-
-    /// The chance node of dark move `m` valued without search: the pool-weighted expectation
-    /// of the static evaluations after each reveal (mover's view). The baseline mode, the
-    /// nested-chance limit and quiescence use it.
-    fn chance_static(&mut self, pos: &mut Position, m: Move) -> i32 {
-        let outcomes: Vec<(Move, u32)> = pos.reveal_outcomes(m).collect();
-        let mut values = Vec::with_capacity(outcomes.len());
-        for (r, w) in outcomes {
-            self.nodes += 1;
-            pos.make_move(r);
-            let v = -evaluate_for(pos, &self.eval, self.options.jieqi_eval);
-            pos.unmake_move();
-            values.push((v, w));
-        }
-        self.combine(&values)
-    }
-
-    /// The chance node of dark move `m` (mover's view, window `alpha..beta`): each reveal
-    /// searched to `depth`, heaviest first, with Star1 cut-offs. In win-probability space a
-    /// value lies in [0, 1]; after the reveals seen so far (weight `seen`, probability mass
-    /// `sum`) the node lies in `[sum / W, (sum + W - seen) / W]`, so it can stop as soon as
-    /// that range is outside the window, and each reveal gets the window that would decide it.
-    fn chance(
-        &mut self,
-        pos: &mut Position,
-        m: Move,
-        alpha: i32,
-        beta: i32,
-        depth: i32,
-        ply: usize,
-    ) -> i32 {
-        if self.options.chance_mode == ChanceMode::StaticAverage
-            || self.chance_nested >= self.params.chance_max_nested
-            || ply + 2 >= MAX_PLY
-        {
-            return self.chance_static(pos, m);
-        }
-        let mut outcomes: Vec<(Move, u32)> = pos.reveal_outcomes(m).collect();
-        // Heaviest reveals first: they move the bounds most (stable sort keeps kind order).
-        outcomes.sort_by_key(|o| std::cmp::Reverse(o.1));
-        let total: f64 = outcomes.iter().map(|&(_, w)| w as f64).sum();
-        if outcomes.len() == 1 {
-            // A single identity left: no chance at all.
-            pos.make_move(outcomes[0].0);
-            let v = -self.negamax(pos, -beta, -alpha, depth, ply + 1, false);
-            pos.unmake_move();
-            return v;
-        }
-        // The chance node's own table entry: a re-search (LMR, PVS, aspiration) or a
-        // transposition into the same dark move is answered without expanding the reveals,
-        // when the stored bound decides the window as an ordinary node's entry would.
-        let ckey = chance_key(pos.key(), m);
-        if let Some(h) = self.tt.probe(ckey, ply)
-            && h.cuts(depth, alpha, beta)
-        {
-            return h.score;
-        }
-        let pa = if alpha <= -MATE_BOUND {
-            0.0
-        } else {
-            self.to_prob(alpha)
-        };
-        let pb = if beta >= MATE_BOUND {
-            1.0
-        } else {
-            self.to_prob(beta)
-        };
-        let mut values: Vec<(i32, u32)> = Vec::with_capacity(outcomes.len());
-        let mut sum = 0.0f64;
-        let mut seen = 0.0f64;
-        self.chance_nested += 1;
-        for &(r, w) in &outcomes {
-            let wf = w as f64;
-            let rest = total - seen - wf;
-            // The child value that would make the node fail low (everything else at best) or
-            // fail high (everything else at worst).
-            let ca = (total * pa - sum - rest) / wf;
-            let cb = (total * pb - sum) / wf;
-            let child_alpha = if ca <= 0.0 {
-                -INF
-            } else {
-                (self.prob_to_cp(ca.min(1.0)).floor() as i32 - 1).max(-INF)
-            };
-            let child_beta = if cb >= 1.0 {
-                INF
-            } else {
-                (self.prob_to_cp(cb.max(0.0)).ceil() as i32 + 1).min(INF)
-            };
-            let child_beta = child_beta.max(child_alpha + 1);
-            pos.make_move(r);
-            let v = -self.negamax(pos, -child_beta, -child_alpha, depth, ply + 1, false);
-            pos.unmake_move();
-            if self.stopped {
-                self.chance_nested -= 1;
-                return 0;
-            }
-            values.push((v, w));
-            let pv = if v >= MATE_BOUND {
-                1.0
-            } else if v <= -MATE_BOUND {
-                0.0
-            } else {
-                self.to_prob(v)
-            };
-            sum += wf * pv;
-            seen += wf;
-            let lo = sum / total;
-            let hi = (sum + total - seen) / total;
-            if seen < total && (lo >= pb || hi <= pa) {
-                // Star1 cut-off: the bound that decided is the node's fail-soft value.
-                self.chance_nested -= 1;
-                let (p, bound) = if lo >= pb {
-                    (lo, Bound::Lower)
-                } else {
-                    (hi, Bound::Upper)
-                };
-                let v = self.prob_to_cp(p).round() as i32;
-                self.tt
-                    .store(ckey, ply, Move::NULL, v, NO_EVAL, depth, bound);
-                return v;
-            }
-        }
-        self.chance_nested -= 1;
-        let v = self.combine(&values);
-        // Every reveal searched: a value outside the window holds only as a bound (a reveal
-        // that failed its own window made the sum a bound too), one inside it is exact.
-        let bound = if v >= beta {
-            Bound::Lower
-        } else if v <= alpha {
-            Bound::Upper
-        } else {
-            Bound::Exact
-        };
-        self.tt
-            .store(ckey, ply, Move::NULL, v, NO_EVAL, depth, bound);
-        v
     }
 
     /// Quiescence search: captures only (in check: every evasion), with stand-pat, so that the

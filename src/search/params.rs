@@ -216,11 +216,6 @@ impl SearchParams {
         let bounds: Vec<_> = Self::DECLARED.iter().map(Tunable::bounds).collect();
         tunable::write_terms(Self::TERMS, &self.values(), &bounds, None)
     }
-
-    /// A stable 64-bit hash of the values (FNV-1a), for run records.
-    pub fn hash(&self) -> u64 {
-        tunable::fnv1a(&self.values())
-    }
 }
 
 /// The search constants travel (executor jobs) as their params file, checked on arrival.

@@ -88,10 +88,6 @@ impl TimeManager {
         }
     }
 
-    pub fn elapsed(&self) -> Duration {
-        self.start.elapsed()
-    }
-
     pub fn elapsed_ms(&self) -> u64 {
         self.start.elapsed().as_millis() as u64
     }

@@ -1,8 +1,10 @@
-//! Shared helpers for the integration tests: reading the data files under `tests/data`.
+//! Shared helpers for the integration tests: reading the data files under `tests/data`, the
+//! self-hosting harness, and a session with the built binary.
 
 #![allow(dead_code)]
 
 pub mod harness;
+pub mod uci_session;
 
 use std::path::PathBuf;
 
