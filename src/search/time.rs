@@ -22,8 +22,8 @@
 //! moves at the root: up to `tm_jieqi_reveal_bonus` percent more with many of them,
 //! `tm_jieqi_no_reveal` percent when there are none left; and a Jieqi search applies
 //! `tm_jieqi_blend` percent of the per-iteration scaling above. The defaults (0, 100, 0) keep
-//! Jieqi at the fixed soft limit, because the scaled version did not pass its SPRT (the
-//! README's table has the figures); they are where a timed Jieqi tune starts.
+//! Jieqi at the fixed soft limit, because the scaled version did not pass its SPRT
+//! (docs/measurements.md has the figures); they are where a timed Jieqi tune starts.
 //!
 //! The scaled soft limit never passes the hard limit nor `movetime`; `go movetime` alone
 //! (no clock) keeps its fixed soft limit.

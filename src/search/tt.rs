@@ -441,9 +441,8 @@ mod tests {
             )
         };
         // Run for a while rather than a number of rounds: on a loaded machine a fixed count
-        // can finish inside one time slice, before the threads ever overlap. (A model of
-        // this test without the mix accepted a few torn entries per 300 ms on the 2-core
-        // development VM.)
+        // can finish inside one time slice, before the threads ever overlap. (What a model of
+        // this test without the mix accepted is in docs/measurements.md.)
         let stop = std::sync::atomic::AtomicBool::new(false);
         let hits = std::sync::atomic::AtomicU64::new(0);
         std::thread::scope(|s| {
