@@ -15,8 +15,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::{Duration, Instant};
 use xqtune::train::{
-    Activation, AdamWSettings, Architecture, Gradient, LossSettings, Network, Optimiser,
-    SampleSet, TrainConfig, Workspace,
+    Activation, AdamWSettings, Architecture, Gradient, LossSettings, Network, Optimiser, SampleSet,
+    TrainConfig, Workspace,
 };
 
 const INPUTS: usize = 1260;
@@ -46,7 +46,8 @@ fn samples() -> SampleSet {
         let (stm, other) = (feats(), feats());
         let bucket = rng.gen_range(0..BUCKETS as u8);
         let target = rng.gen_range(0.0..1.0);
-        set.push(&stm, &other, bucket, target).expect("a valid sample");
+        set.push(&stm, &other, bucket, target)
+            .expect("a valid sample");
     }
     set
 }
@@ -112,6 +113,22 @@ fn bench(c: &mut Criterion) {
                 })
             });
         }
+        // The dense AdamW update alone, once per batch whatever the batch size.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("pool");
+        g.throughput(Throughput::Elements(arch.parameters() as u64));
+        g.bench_function(format!("adamw_step_h{hidden}_t1"), |b| {
+            b.iter(|| {
+                pool.install(|| {
+                    optimiser
+                        .step(&mut net, &gradient, BATCH, 0.001)
+                        .expect("step")
+                })
+            })
+        });
+        g.throughput(Throughput::Elements(SLICE as u64));
     }
     g.finish();
 }

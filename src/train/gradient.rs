@@ -267,7 +267,7 @@ impl Workspace {
         }
         let (simd, lc, h) = (self.simd, loss.consts(), arch.hidden);
         let netref = net_ref(net);
-        for group in indices.chunks(self.chunk_size * wave) {
+        for group in indices.chunks(self.chunk_size.saturating_mul(wave)) {
             let parts = group.par_chunks(self.chunk_size);
             let used = parts.len();
             let bufs = &mut self.chunks[..used];

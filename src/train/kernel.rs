@@ -2,20 +2,26 @@
 //! of chunk gradients and the AdamW update.
 //!
 //! Each loop is written once, generically, over contiguous `f32` slices in fixed-width blocks
-//! (`chunks_exact`, arrays of a constant length), so LLVM vectorises it without bounds checks
-//! in the innermost loop. The crate builds for x86-64-v2 (SSE4.2); each entry point also has a
-//! copy compiled with AVX2 and FMA enabled (`#[target_feature]` on a wrapper around the same
-//! `#[inline(always)]` code), chosen at run time with `is_x86_feature_detected!`.
+//! (`chunks_exact`, arrays of a constant length, outputs built in a local array and stored
+//! whole), so LLVM vectorises it without bounds checks or aliasing doubts in the innermost loop.
+//! The crate builds for x86-64-v2 (SSE4.2); each entry point also has a copy compiled with AVX2
+//! and FMA enabled (`#[target_feature]` on a wrapper around the same `#[inline(always)]` code),
+//! chosen at run time with `is_x86_feature_detected!`. The two loops that stream
+//! feature-transformer rows (summing rows into an accumulator, adding a gradient row into a
+//! buffer) are written with AVX2 intrinsics in that copy, with aligned loads where the rows are
+//! aligned (see `aligned`), because LLVM's x86-64-v2 tuning splits the 256-bit loads it would
+//! emit from the generic code.
 //!
 //! The two copies compute the same bits: the code has no `mul_add`, and Rust never fuses a
-//! multiply and an add on its own (it does not allow floating-point contraction), so FMA only
-//! matters to what LLVM may use for other instructions; every sum is written as the order of
-//! additions it performs (per element, or in 16 fixed lanes reduced pairwise), which wider
-//! vectors do not change.
+//! multiply and an add on its own (it does not allow floating-point contraction); every sum is
+//! written as the order of additions it performs (per element, or in 16 fixed lanes reduced
+//! pairwise), which wider vectors do not change. A test checks it.
 //!
 //! The feature-transformer gradient is sparse: a sample touches only the rows of its active
 //! inputs. Each chunk adds into a dense `inputs × hidden` buffer of its own and notes which rows
-//! it touched, so clearing the buffer and summing chunks cost only those rows.
+//! it touched, so clearing the buffer and summing chunks cost only those rows. A sparse layer
+//! is a poor fit for a dense matrix-multiplication crate (`matrixmultiply`, `gemm`): the work is
+//! gathering and scattering rows, which these loops do directly.
 
 use super::aligned::AlignedVec;
 use super::data::Samples;
@@ -374,8 +380,8 @@ impl Rows for Avx2Rows {
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::{
-        __m256, _mm256_add_ps, _mm256_load_ps, _mm256_loadu_ps, _mm256_setzero_ps,
-        _mm256_store_ps, _mm256_storeu_ps,
+        __m256, _mm256_add_ps, _mm256_load_ps, _mm256_loadu_ps, _mm256_setzero_ps, _mm256_store_ps,
+        _mm256_storeu_ps,
     };
 
     /// Whether every pointer is 32-byte aligned.
@@ -439,8 +445,12 @@ mod avx2 {
         hidden: usize,
         acc: &mut [f32],
     ) {
-        const { assert!(T % 8 == 0 && T <= 64) };
-        for (t, (out, b)) in acc.chunks_exact_mut(T).zip(bias.chunks_exact(T)).enumerate() {
+        const { assert!(T.is_multiple_of(8) && T <= 64) };
+        for (t, (out, b)) in acc
+            .chunks_exact_mut(T)
+            .zip(bias.chunks_exact(T))
+            .enumerate()
+        {
             let mut r = [_mm256_setzero_ps(); 8];
             for k in 0..T / 8 {
                 // SAFETY: `b` holds `T` floats, aligned if `ALIGNED` (`T` is a multiple of 8).
@@ -512,6 +522,20 @@ struct ChunkGradFt<'a> {
     rows: &'a mut Vec<u32>,
 }
 
+/// How many samples ahead the kernels ask for a sample's record (see [`Samples::prefetch`]).
+const PREFETCH_FAR: usize = 4;
+
+/// The prefetch hints for the samples after the `j`th of `indices`.
+#[inline(always)]
+fn prefetch<S: Samples + ?Sized>(samples: &S, indices: &[u32], j: usize) {
+    if let Some(&i) = indices.get(j + PREFETCH_FAR) {
+        samples.prefetch(i as usize, false);
+    }
+    if let Some(&i) = indices.get(j + 1) {
+        samples.prefetch(i as usize, true);
+    }
+}
+
 #[inline(always)]
 fn chunk_gradient_impl<A: Act, R: Rows, const T: usize, S: Samples + ?Sized>(
     net: &NetRef<'_>,
@@ -540,7 +564,8 @@ fn chunk_gradient_impl<A: Act, R: Rows, const T: usize, S: Samples + ?Sized>(
         rows: touched_rows,
     };
     let mut loss_sum = 0.0f64;
-    for &index in indices {
+    for (j, &index) in indices.iter().enumerate() {
+        prefetch(samples, indices, j);
         let s = samples.sample(index as usize);
         let (acc_stm, acc_other) = acc.split_at_mut(h);
         R::accumulate::<T>(net.ft_weights, net.ft_bias, s.stm, h, acc_stm);
@@ -774,5 +799,60 @@ pub(crate) fn adam(
         // SAFETY: as in `chunk_gradient`.
         Simd::Avx2 => unsafe { adam_avx2(c, w, g, m, v) },
         _ => adam_impl(c, w, g, m, v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The AVX2 row loops, on aligned and unaligned slices, give the portable loops' bits.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn avx2_rows_match_portable() {
+        if !Simd::Avx2.available() {
+            return;
+        }
+        let (inputs, hidden) = (7, 64);
+        let mut store = AlignedVec::zeros(inputs * hidden + hidden + 2 * hidden + 8);
+        for (i, x) in store.iter_mut().enumerate() {
+            *x = ((i * 7919) % 1000) as f32 / 997.0 - 0.5;
+        }
+        let feats = [3u16, 0, 6, 3, 1];
+        for shift in [0, 1, 8] {
+            let weights = &store[shift..shift + inputs * hidden];
+            let bias = &store[inputs * hidden..inputs * hidden + hidden];
+            let mut want = AlignedVec::zeros(hidden + 8);
+            let mut got = AlignedVec::zeros(hidden + 8);
+            Portable::accumulate::<16>(
+                weights,
+                bias,
+                &feats,
+                hidden,
+                &mut want[shift..shift + hidden],
+            );
+            Avx2Rows::accumulate::<64>(
+                weights,
+                bias,
+                &feats,
+                hidden,
+                &mut got[shift..shift + hidden],
+            );
+            assert!(want == got, "accumulate, shift {shift}");
+            Avx2Rows::accumulate::<32>(
+                weights,
+                bias,
+                &feats,
+                hidden,
+                &mut got[shift..shift + hidden],
+            );
+            assert!(want == got, "accumulate by 32, shift {shift}");
+            let src = &store[shift + 5..shift + 5 + 61];
+            let mut a = want[..61].to_vec();
+            let mut b = a.clone();
+            Portable::add_assign(&mut a, src);
+            Avx2Rows::add_assign(&mut b, src);
+            assert_eq!(a, b, "add_assign, shift {shift}");
+        }
     }
 }

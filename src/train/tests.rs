@@ -232,6 +232,38 @@ fn same_bits_with_and_without_avx2() {
     }
 }
 
+/// Every build and block width gives the same gradient bits.
+#[test]
+fn same_gradient_for_every_build_and_width() {
+    if !Simd::Avx2.available() {
+        return;
+    }
+    for (hidden, activation) in [
+        (16, Activation::Crelu),
+        (48, Activation::Screlu),
+        (64, Activation::Crelu),
+        (128, Activation::Screlu),
+    ] {
+        let arch = arch(40, hidden, 3, activation);
+        let samples = synthetic(&arch, 500, 9);
+        let net = Network::new(arch, 2).unwrap();
+        let indices: Vec<u32> = (0..500).rev().collect();
+        let mut grads = [Simd::Baseline, Simd::Avx2].map(|simd| {
+            let mut ws = Workspace::new(&arch, 64).unwrap();
+            ws.set_simd(simd).unwrap();
+            let mut g = Gradient::zeros(&arch);
+            pool(2).install(|| {
+                ws.gradient(&net, &LossSettings::default(), &samples, &indices, &mut g)
+                    .unwrap()
+            });
+            g
+        });
+        let [base, avx2] = &mut grads;
+        assert!(base == avx2, "hidden {hidden}: the builds differ");
+        assert!(base.values.iter().any(|&x| x != 0.0));
+    }
+}
+
 #[test]
 fn learns_a_linear_teacher() {
     let arch = arch(64, 32, 2, Activation::Screlu);
