@@ -99,7 +99,8 @@ impl Gradient {
     /// shards in a fixed order to get the same bits every run.
     pub fn add(&mut self, other: &Gradient) -> Result<(), TrainError> {
         if other.values.len() != self.values.len() {
-            return Err(TrainError::GradientSize {
+            return Err(TrainError::Size {
+                what: "the gradient added",
                 expected: self.values.len(),
                 found: other.values.len(),
             });

@@ -54,8 +54,14 @@ pub enum TrainError {
         samples: SampleShape,
         network: SampleShape,
     },
-    #[error("the gradient has {found} values, the network {expected}")]
-    GradientSize { expected: usize, found: usize },
+    #[error("{what} has {found} values, the network {expected}")]
+    Size {
+        what: &'static str,
+        expected: usize,
+        found: usize,
+    },
+    #[error(transparent)]
+    Sample(#[from] SampleError),
     #[error(
         "the training set changed in the middle of an epoch: {found} samples, the epoch began with {expected}"
     )]

@@ -175,7 +175,8 @@ impl Network {
     pub fn from_params(arch: Architecture, params: Vec<f32>) -> Result<Network, TrainError> {
         arch.validate()?;
         if params.len() != arch.parameters() {
-            return Err(TrainError::GradientSize {
+            return Err(TrainError::Size {
+                what: "the weight vector",
                 expected: arch.parameters(),
                 found: params.len(),
             });
@@ -234,9 +235,7 @@ impl Network {
             bucket,
             target: 0.0,
         };
-        sample
-            .check(&shape)
-            .map_err(|e| TrainError::Settings(e.to_string()))?;
+        sample.check(&shape)?;
         let h = self.arch.hidden;
         let (w, bias) = (self.ft_weights(), self.ft_bias());
         let b = bucket as usize;

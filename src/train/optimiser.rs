@@ -97,7 +97,8 @@ impl Optimiser {
     ) -> Result<Optimiser, TrainError> {
         settings.validate()?;
         if m.len() != v.len() {
-            return Err(TrainError::GradientSize {
+            return Err(TrainError::Size {
+                what: "the second moment",
                 expected: m.len(),
                 found: v.len(),
             });
@@ -146,9 +147,13 @@ impl Optimiser {
         lr: f32,
     ) -> Result<(), TrainError> {
         let n = net.params().len();
-        for len in [gradient.values.len(), self.m.len()] {
+        for (what, len) in [
+            ("the gradient", gradient.values.len()),
+            ("the optimiser's state", self.m.len()),
+        ] {
             if len != n {
-                return Err(TrainError::GradientSize {
+                return Err(TrainError::Size {
+                    what,
                     expected: n,
                     found: len,
                 });
@@ -253,7 +258,7 @@ mod tests {
         };
         assert!(matches!(
             opt.step(&mut net, &g, 1, 0.1),
-            Err(TrainError::GradientSize { .. })
+            Err(TrainError::Size { .. })
         ));
         assert!(
             AdamWSettings {
