@@ -8,13 +8,14 @@
 //! and a target in `[0, 1]` ([`data`]); the schedule is plain functions of the epoch and batch
 //! ([`schedule`]). The glue in `tune` turns positions into samples and the trained floats into
 //! the quantised inference network; nothing here imports the rules, the evaluation or the search
-//! (a test below reads this folder's sources and checks it).
+//! (a test in `tests.rs` reads this folder's sources and checks it).
 //!
-//! Layout: [`network`] (architecture, weights, seeded initialisation, the float forward pass),
-//! [`data`] (compact in-memory samples), [`gradient`] (loss and gradient over a list of samples,
-//! a pure function of weights and samples), [`kernel`] (the per-sample inner loops, with an
-//! AVX2 build chosen at run time), [`optimiser`] (AdamW with weight clipping), [`schedule`]
-//! (learning rates), [`trainer`] (epochs, shuffling, validation, checkpoints).
+//! Layout: [`network`] (architecture, weights, seeded initialisation, the float forward
+//! pass), [`data`] (compact in-memory samples), [`gradient`](mod@gradient) (loss and gradient
+//! over a list of samples, a pure function of weights and samples), `kernel` (the per-sample
+//! inner loops, with an AVX2 build chosen at run time), `aligned` (64-byte aligned storage for
+//! them), [`optimiser`] (AdamW with weight clipping), [`schedule`] (learning rates),
+//! [`trainer`] (epochs, shuffling, validation, checkpoints).
 //!
 //! Determinism: a batch's gradient is the sum of fixed-size chunks of samples, each computed
 //! sequentially, summed in chunk order; the thread count only decides who computes which
