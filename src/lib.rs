@@ -4,7 +4,8 @@
 //! `core` holds the rules and depends on nothing above it; `eval` scores positions from the
 //! parameters in `params/`; `search` finds moves; `play` runs matches; `tune` improves params.
 //! `tunable` describes a set of tunable numbers and reads and writes their files, for `eval`,
-//! `search` and the tuners alike.
+//! `search` and the tuners alike. `train` fits NNUE-style networks to samples it knows only as
+//! lists of active inputs.
 
 pub mod bench;
 pub mod cli;
@@ -15,6 +16,7 @@ pub mod import;
 pub mod play;
 pub mod progress;
 pub mod search;
+pub mod train;
 pub mod tunable;
 pub mod tune;
 pub mod uci;
