@@ -10,7 +10,7 @@
 //! and ranks. One epoch visits every training chunk once, in an order drawn from the run's seed
 //! and the epoch number, so a resumed run draws the same batches as an uninterrupted one.
 
-use super::run;
+use super::files;
 use crate::util::mix;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -63,10 +63,10 @@ pub struct Moments {
     /// Steps taken (Adam's bias correction).
     pub steps: u64,
     /// Adam's first moment (empty for AdaGrad, which has none).
-    #[serde(with = "run::exact::vec")]
+    #[serde(with = "files::exact::vec")]
     pub m: Vec<f64>,
     /// Adam's second moment, or AdaGrad's sum of squared gradients.
-    #[serde(with = "run::exact::vec")]
+    #[serde(with = "files::exact::vec")]
     pub v: Vec<f64>,
 }
 

@@ -6,8 +6,11 @@
 //! verification match, the plots and the closing report.
 
 use super::TuneError;
-use super::run::{self, CommonArgs, CommonSettings, CsvLog, Verification, VerifyMode, f};
+use super::common::{CommonArgs, CommonSettings, VerifyMode};
+use super::files::{CsvLog, csv_float, io_err, read_json, write_json};
 use super::space::{ParamSet, Space};
+use super::stop::stop_requested;
+use super::verify::{Verification, verify};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -126,9 +129,9 @@ fn create<T: Tuner>(args: &CommonArgs, tuner: T::Settings) -> Result<Run<T::Sett
         '-',
         &["checkpoints", "plots"],
     )
-    .map_err(|e| run::io_err(&settings.common.out, e))?;
+    .map_err(|e| io_err(&settings.common.out, e))?;
     write_params(&dir.join("start.json"), &start)?;
-    run::write_json(
+    write_json(
         &dir.join("config.json"),
         &RunConfig {
             tuner: T::NAME.to_string(),
@@ -152,7 +155,7 @@ type Resumed<T> = (Run<<T as Tuner>::Settings>, Option<<T as Tuner>::State>);
 /// count and change the verification), the start from `start.json` with the exact vector of
 /// the checkpoint, and the checkpoint itself when one was written.
 fn open<T: Tuner>(dir: &Path, args: &CommonArgs) -> Result<Resumed<T>, TuneError> {
-    let cfg: RunConfig<RunSettings<T::Settings>> = run::read_json(&dir.join("config.json"))?;
+    let cfg: RunConfig<RunSettings<T::Settings>> = read_json(&dir.join("config.json"))?;
     if cfg.tuner != T::NAME {
         return Err(TuneError::Resume(format!(
             "{} is a {} run, not a {} run",
@@ -165,7 +168,7 @@ fn open<T: Tuner>(dir: &Path, args: &CommonArgs) -> Result<Resumed<T>, TuneError
     settings.common.resume_with(args);
     let state_path = dir.join("checkpoints/state.json");
     let state: Option<T::State> = if state_path.exists() {
-        Some(run::read_json(&state_path)?)
+        Some(read_json(&state_path)?)
     } else {
         None
     };
@@ -203,10 +206,10 @@ fn drive<T: Tuner>(
             let mut log = CsvLog::open(&log_path, T::LOG_HEADER, 0)?;
             let (s, first) = tuner.start()?;
             if let Some(mut row) = first {
-                row.push(f(0.0));
+                row.push(csv_float(0.0));
                 log.row(&row)?;
             }
-            run::write_json(&checkpoint, &s)?;
+            write_json(&checkpoint, &s)?;
             (s, log)
         }
     };
@@ -214,7 +217,7 @@ fn drive<T: Tuner>(
     let bar = progress(tuner.total_steps(), tuner.steps_done(&state), T::NAME);
     let mut steps = 0;
     while !tuner.finished(&state) {
-        if run::stop_requested() || max_steps.is_some_and(|m| steps >= m) {
+        if stop_requested() || max_steps.is_some_and(|m| steps >= m) {
             bar.abandon();
             println!(
                 "stopped after {} {}; continue with: xqtune tune {} --resume {}",
@@ -234,9 +237,9 @@ fn drive<T: Tuner>(
         let Some(mut step) = tuner.step(&mut state)? else {
             continue;
         };
-        step.row.push(f(t0.elapsed().as_secs_f64()));
+        step.row.push(csv_float(t0.elapsed().as_secs_f64()));
         log.row(&step.row)?;
-        run::write_json(&checkpoint, &state)?;
+        write_json(&checkpoint, &state)?;
         steps += 1;
         bar.set(tuner.steps_done(&state), step.message);
     }
@@ -245,7 +248,7 @@ fn drive<T: Tuner>(
     // the tuner's data (Texel's traces, over a GB for ten million positions) is freed before
     // the verification's engines and games take memory of their own
     drop(tuner);
-    run::write_json(&checkpoint, &state)?;
+    write_json(&checkpoint, &state)?;
     let best = run.space.apply(&best_genes);
     let verification = finish(dir, &best, &run.start, &run.settings.common)?;
     super::plot::plot_run_quiet(dir);
@@ -259,7 +262,7 @@ fn drive<T: Tuner>(
 }
 
 fn write_params(path: &Path, p: &ParamSet) -> Result<(), TuneError> {
-    crate::util::write_atomic(path, p.to_json_string().as_bytes()).map_err(|e| run::io_err(path, e))
+    crate::util::write_atomic(path, p.to_json_string().as_bytes()).map_err(|e| io_err(path, e))
 }
 
 /// Writes `best.json` (the full parameter file) and runs, records and prints the verification.
@@ -275,7 +278,7 @@ fn finish(
         // a run over `jieqi.*` loses nothing.
         let jieqi_path = dir.join("best-jieqi.json");
         crate::util::write_atomic(&jieqi_path, p.jieqi_to_json_string().as_bytes())
-            .map_err(|e| run::io_err(&jieqi_path, e))?;
+            .map_err(|e| io_err(&jieqi_path, e))?;
     }
     if let ParamSet::Engine(set) = best {
         // The engine author's formats: the parameter file (`--param-file` reads it back) and
@@ -285,13 +288,13 @@ fn finish(
             ("best.uci", set.to_setoption_lines()),
         ] {
             let path = dir.join(name);
-            crate::util::write_atomic(&path, text.as_bytes()).map_err(|e| run::io_err(&path, e))?;
+            crate::util::write_atomic(&path, text.as_bytes()).map_err(|e| io_err(&path, e))?;
         }
     }
-    let v = run::verify(best, start, common)?;
+    let v = verify(best, start, common)?;
     match &v {
         Some(v) => {
-            run::write_json(&dir.join("verification.json"), v)?;
+            write_json(&dir.join("verification.json"), v)?;
             println!("verification: tuned vs start, {}", v.summary());
         }
         None => println!("verification: skipped (--verify none)"),

@@ -19,9 +19,11 @@
 //! checkpointed atomically after each generation: a resumed run is the same run.
 
 use super::TuneError;
+use super::common::{CommonArgs, untuned_defaults};
 use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
-use super::run::{self, CommonArgs, CsvLog, f};
+use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
+use super::stop::install_ctrlc;
 use crate::play::stats::score_to_finite_elo;
 use crate::play::{Engine, MatchConfig, MatchResult};
 use crate::util::mix;
@@ -104,7 +106,7 @@ pub struct GaArgs {
 }
 
 /// The GA's settings as `config.json` records them: the flags of [`GaArgs`], field for field
-/// (see [`super::run::CommonSettings`] for why they are a type of their own).
+/// (see [`super::common::CommonSettings`] for why they are a type of their own).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GaSettings {
     pub population: usize,
@@ -243,7 +245,7 @@ fn group_count(groups: &[usize]) -> usize {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Individual {
     pub genes: Vec<i32>,
-    #[serde(with = "run::exact")]
+    #[serde(with = "files::exact")]
     pub fit_sum: f64,
     pub evals: u32,
 }
@@ -293,7 +295,7 @@ pub struct Candidate {
     pub ga_fitness: Option<f64>,
     pub ga_evals: u32,
     /// Score against the reference in the final games.
-    #[serde(with = "run::exact")]
+    #[serde(with = "files::exact")]
     pub score: f64,
 }
 
@@ -627,7 +629,7 @@ pub fn match_fitness(
     genomes: &[Vec<i32>],
 ) -> Vec<f64> {
     let (common, args) = (&settings.common, &settings.tuner);
-    let other = run::untuned_defaults(space.base.kind());
+    let other = untuned_defaults(space.base.kind());
     // (An engine's command was checked when the run was created, so building its players
     // cannot fail here; a failure would leave the individual at the reference's score.)
     let engines: Vec<Option<Engine>> = genomes
@@ -833,12 +835,12 @@ impl<F: Fitness> Tuner for GaTuner<F> {
         Ok(Some(Step {
             row: vec![
                 st.generation.to_string(),
-                f(st.best),
-                f(st.mean),
-                f(st.worst),
-                f(score_to_finite_elo(st.best)),
-                f(st.pc_mean),
-                f(st.pm_mean),
+                csv_float(st.best),
+                csv_float(st.mean),
+                csv_float(st.worst),
+                csv_float(score_to_finite_elo(st.best)),
+                csv_float(st.pc_mean),
+                csv_float(st.pm_mean),
             ],
             message: format!(
                 "best {:.3} ({:+.0} Elo) mean {:.3}{values}",
@@ -891,7 +893,7 @@ impl<F: Fitness> Tuner for GaTuner<F> {
                 score_to_finite_elo(c.score)
             );
         }
-        run::write_json(&self.dir.join("final.json"), pick)?;
+        files::write_json(&self.dir.join("final.json"), pick)?;
         if pick.candidates[pick.chosen].score <= 0.5 {
             println!(
                 "no candidate beat the starting set on fresh games: expect no gain \
@@ -919,7 +921,7 @@ pub fn run_ga_with(
 
 /// `xqtune tune ga`.
 pub fn run_ga(args: &GaArgs) -> Result<RunOutcome, TuneError> {
-    run::install_ctrlc();
+    install_ctrlc();
     run_ga_with(args, match_fitness, None)
 }
 
@@ -1279,7 +1281,7 @@ mod run_tests {
         assert!(full.finished);
         let part = run_ga_with(&a, fitness, Some(2)).unwrap();
         assert!(!part.finished);
-        let st: GaState = run::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
+        let st: GaState = files::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
         assert_eq!(st.generation, 2);
         let mut r = a.clone();
         r.common.resume = Some(part.dir.clone());
@@ -1302,7 +1304,7 @@ mod run_tests {
             without_time(&log),
             without_time(&read(&resumed.dir, "log.csv"))
         );
-        let pick: FinalPick = run::read_json(&full.dir.join("final.json")).unwrap();
+        let pick: FinalPick = files::read_json(&full.dir.join("final.json")).unwrap();
         assert!(pick.candidates.len() > 1);
         assert_eq!(
             full.best.as_ref(),

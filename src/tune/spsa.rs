@@ -8,9 +8,12 @@
 //! Every iteration's θ is appended to `params.csv`.
 
 use super::TuneError;
+use super::common::{CommonArgs, CommonSettings, untuned_defaults};
 use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
-use super::run::{self, CommonArgs, CsvLog, f};
+use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
+use super::stop::install_ctrlc;
+use super::verify::play_pairs_games;
 use crate::play::MatchResult;
 use crate::play::game::GameRecord;
 use crate::play::pgn::{PgnHeader, game_pgn};
@@ -53,7 +56,7 @@ pub struct SpsaArgs {
 }
 
 /// SPSA's settings as `config.json` records them: the flags of [`SpsaArgs`], field for field
-/// (see [`super::run::CommonSettings`] for why they are a type of their own).
+/// (see [`super::common::CommonSettings`] for why they are a type of their own).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SpsaSettings {
     pub iterations: u64,
@@ -151,7 +154,7 @@ impl Schedule {
 pub struct SpsaState {
     /// Next iteration.
     pub k: u64,
-    #[serde(with = "run::exact::vec")]
+    #[serde(with = "files::exact::vec")]
     pub theta: Vec<f64>,
     pub start_vec: Vec<i32>,
 }
@@ -368,12 +371,12 @@ impl<F: Play> Tuner for SpsaTuner<F> {
         Ok(Some(Step {
             row: vec![
                 k.to_string(),
-                f(score),
-                f(score_to_finite_elo(score)),
+                csv_float(score),
+                csv_float(score_to_finite_elo(score)),
                 (r.wins as i64 - r.losses as i64).to_string(),
-                f(distance),
-                f(c_rel),
-                f(r_rel),
+                csv_float(distance),
+                csv_float(c_rel),
+                csv_float(r_rel),
             ],
             message: format!(
                 "drift {distance:.2} steps, θ+ score (last 50) {:.3}{}",
@@ -453,19 +456,19 @@ pub fn play_games(
     plus: &[i32],
     minus: &[i32],
 ) -> Result<Played, TuneError> {
-    let other = run::untuned_defaults(space.base.kind());
+    let other = untuned_defaults(space.base.kind());
     let ea = space.apply(plus).player("plus", &other)?;
     let eb = space.apply(minus).player("minus", &other)?;
     let pairs = (s.tuner.games / 2).max(1) as u64;
     let seed = mix(s.common.seed, &[k, 3]);
     match opponent(&s.common)? {
         None => {
-            let (result, games) = run::play_pairs_games(&ea, &eb, 0..pairs, seed, &s.common);
+            let (result, games) = play_pairs_games(&ea, &eb, 0..pairs, seed, &s.common);
             Ok(Played { result, games })
         }
         Some(opp) => {
-            let (rp, mut games) = run::play_pairs_games(&ea, &opp, 0..pairs, seed, &s.common);
-            let (rm, gm) = run::play_pairs_games(&eb, &opp, 0..pairs, seed, &s.common);
+            let (rp, mut games) = play_pairs_games(&ea, &opp, 0..pairs, seed, &s.common);
+            let (rm, gm) = play_pairs_games(&eb, &opp, 0..pairs, seed, &s.common);
             games.extend(gm);
             Ok(Played {
                 result: against_opponent(&rp, &rm),
@@ -477,12 +480,12 @@ pub fn play_games(
 
 /// `xqtune tune spsa`.
 pub fn run_spsa(args: &SpsaArgs) -> Result<RunOutcome, TuneError> {
-    run::install_ctrlc();
+    install_ctrlc();
     run_spsa_with(args, play_games, None)
 }
 
 /// The fixed opponent of an engine run (`--opponent`), if any.
-pub fn opponent(common: &run::CommonSettings) -> Result<Option<crate::play::Engine>, TuneError> {
+pub fn opponent(common: &CommonSettings) -> Result<Option<crate::play::Engine>, TuneError> {
     let Some(o) = common.engine.as_ref().and_then(|e| e.opponent.as_ref()) else {
         return Ok(None);
     };

@@ -18,10 +18,12 @@
 
 use super::TuneError;
 use super::adam::{self, Moments, Optimiser, Rule};
+use super::common::CommonArgs;
 use super::dataset::{self, DatasetError};
 use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
-use super::run::{self, CommonArgs, f};
+use super::files::{self, csv_float};
 use super::space::{ParamSet, Space, SpaceKind};
+use super::stop::install_ctrlc;
 use crate::eval::EvalParams;
 use crate::eval::layout::{Part as LayoutPart, part};
 use crate::eval::score::PHASE_MAX;
@@ -155,7 +157,7 @@ impl TexelArgs {
 }
 
 /// Texel's settings as `config.json` records them: the flags of [`TexelArgs`], field for field
-/// (see [`super::run::CommonSettings`] for why they are a type of their own).
+/// (see [`super::common::CommonSettings`] for why they are a type of their own).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TexelSettings {
     pub data: Option<PathBuf>,
@@ -172,13 +174,13 @@ pub struct TexelSettings {
     pub optimiser: Optimiser,
     #[serde(default = "default_batch")]
     pub batch_size: usize,
-    #[serde(default = "default_lr", with = "run::exact")]
+    #[serde(default = "default_lr", with = "files::exact")]
     pub lr: f64,
-    #[serde(default = "default_beta1", with = "run::exact")]
+    #[serde(default = "default_beta1", with = "files::exact")]
     pub beta1: f64,
-    #[serde(default = "default_beta2", with = "run::exact")]
+    #[serde(default = "default_beta2", with = "files::exact")]
     pub beta2: f64,
-    #[serde(default = "default_eps", with = "run::exact")]
+    #[serde(default = "default_eps", with = "files::exact")]
     pub eps: f64,
 }
 
@@ -1691,9 +1693,9 @@ pub fn optimise(
 pub struct TexelState {
     /// Completed epochs.
     pub epoch: u64,
-    #[serde(with = "run::exact::vec")]
+    #[serde(with = "files::exact::vec")]
     pub theta: Vec<f64>,
-    #[serde(with = "run::exact")]
+    #[serde(with = "files::exact")]
     pub k: f64,
     pub start_vec: Vec<i32>,
     pub done: bool,
@@ -1832,7 +1834,10 @@ impl Tuner for TexelTuner {
             done: false,
             moments: None,
         };
-        Ok((state, Some(vec!["0".into(), f(tl), f(vl), f(k)])))
+        Ok((
+            state,
+            Some(vec!["0".into(), csv_float(tl), csv_float(vl), csv_float(k)]),
+        ))
     }
 
     fn finished(&self, state: &TexelState) -> bool {
@@ -1866,7 +1871,12 @@ impl Tuner for TexelTuner {
             finish(lbfgs, state);
         }
         Ok(Some(Step {
-            row: vec![state.epoch.to_string(), f(train_loss), f(vl), f(state.k)],
+            row: vec![
+                state.epoch.to_string(),
+                csv_float(train_loss),
+                csv_float(vl),
+                csv_float(state.k),
+            ],
             message: format!("train {train_loss:.6} val {vl:.6}"),
         }))
     }
@@ -1922,7 +1932,12 @@ impl TexelTuner {
         let tl = data.loss(Subset::Train, &state.theta, state.k);
         let vl = data.loss(Subset::Val, &state.theta, state.k);
         Step {
-            row: vec![state.epoch.to_string(), f(tl), f(vl), f(state.k)],
+            row: vec![
+                state.epoch.to_string(),
+                csv_float(tl),
+                csv_float(vl),
+                csv_float(state.k),
+            ],
             message: format!("train {tl:.6} val {vl:.6}"),
         }
     }
@@ -1939,7 +1954,7 @@ fn finish(lbfgs: &LbfgsStepper, state: &mut TexelState) {
 /// `xqtune tune texel`.
 pub fn run_texel(args: &TexelArgs) -> Result<RunOutcome, TuneError> {
     args.check()?;
-    run::install_ctrlc();
+    install_ctrlc();
     if args.common.resume.is_none() {
         if args.common.space != SpaceKind::Eval {
             return Err(TuneError::Space(
@@ -2515,7 +2530,7 @@ mod run_tests {
         let part =
             driver::run(&a.common, TexelSettings::from(&a), TexelTuner::new, Some(2)).unwrap();
         assert!(!part.finished);
-        let st: TexelState = run::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
+        let st: TexelState = files::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
         assert_eq!((st.epoch, st.done), (2, false));
         let (_, rows) = crate::tune::plot::read_csv(&part.dir.join("log.csv")).unwrap();
         assert_eq!(rows.len(), 3, "epoch 0 and two steps");
@@ -2523,7 +2538,7 @@ mod run_tests {
         r.common.resume = Some(part.dir.clone());
         let resumed = run_texel(&r).unwrap();
         assert!(resumed.finished);
-        let st: TexelState = run::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
+        let st: TexelState = files::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
         assert!(st.done);
         let (_, rows) = crate::tune::plot::read_csv(&part.dir.join("log.csv")).unwrap();
         assert_eq!(rows.len(), st.epoch as usize + 1);
@@ -2594,7 +2609,7 @@ mod run_tests {
         let (first, last) = (&rows[0], rows.last().unwrap());
         assert!(last[2] < first[2], "validation {} -> {}", first[2], last[2]);
         assert!(last[1] < first[1], "train {} -> {}", first[1], last[1]);
-        let st: TexelState = run::read_json(&whole.dir.join("checkpoints/state.json")).unwrap();
+        let st: TexelState = files::read_json(&whole.dir.join("checkpoints/state.json")).unwrap();
         let m = st.moments.expect("Adam's moments in the checkpoint");
         assert_eq!(m.steps, 4 * 3, "three batches per epoch");
 
@@ -2604,7 +2619,7 @@ mod run_tests {
         let part =
             driver::run(&b.common, TexelSettings::from(&b), TexelTuner::new, Some(2)).unwrap();
         assert!(!part.finished);
-        let st: TexelState = run::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
+        let st: TexelState = files::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
         assert_eq!((st.epoch, st.moments.map(|m| m.steps)), (2, Some(6)));
         let mut r = b.clone();
         r.common.resume = Some(part.dir.clone());
