@@ -77,8 +77,8 @@ pub struct RunConfig<S> {
     pub args: S,
 }
 
-/// What the tuner is given to build itself.
-pub struct Run<S> {
+/// What a tuner is given to build itself: the run's folder, settings, space and starting set.
+pub struct RunContext<S> {
     pub dir: PathBuf,
     pub settings: RunSettings<S>,
     pub space: Space,
@@ -96,25 +96,28 @@ pub struct RunOutcome {
 
 /// Runs (or, with `--resume`, continues) a tuning run. `make` builds the tuner once the run
 /// folder, settings and space are known; `max_steps` stops early as Ctrl-C would (tests).
-pub fn run<T: Tuner>(
+pub fn launch<T: Tuner>(
     args: &CommonArgs,
     settings: T::Settings,
-    make: impl FnOnce(&Run<T::Settings>) -> Result<T, TuneError> + Send,
+    make: impl FnOnce(&RunContext<T::Settings>) -> Result<T, TuneError> + Send,
     max_steps: Option<u64>,
 ) -> Result<RunOutcome, TuneError> {
-    let (run, state) = match &args.resume {
+    let (ctx, state) = match &args.resume {
         Some(dir) => open::<T>(dir, args)?,
         None => (create::<T>(args, settings)?, None),
     };
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(run.settings.common.threads())
+        .num_threads(ctx.settings.common.threads())
         .build()
         .map_err(|e| TuneError::Io(e.to_string()))?;
-    pool.install(|| drive(run, state, make, max_steps))
+    pool.install(|| drive(ctx, state, make, max_steps))
 }
 
 /// A new run: its folder, `start.json` and `config.json`.
-fn create<T: Tuner>(args: &CommonArgs, tuner: T::Settings) -> Result<Run<T::Settings>, TuneError> {
+fn create<T: Tuner>(
+    args: &CommonArgs,
+    tuner: T::Settings,
+) -> Result<RunContext<T::Settings>, TuneError> {
     let mut settings = RunSettings {
         common: CommonSettings::from(args),
         tuner,
@@ -140,7 +143,7 @@ fn create<T: Tuner>(args: &CommonArgs, tuner: T::Settings) -> Result<Run<T::Sett
             args: &settings,
         },
     )?;
-    Ok(Run {
+    Ok(RunContext {
         dir,
         settings,
         space,
@@ -149,7 +152,10 @@ fn create<T: Tuner>(args: &CommonArgs, tuner: T::Settings) -> Result<Run<T::Sett
 }
 
 /// A resumed run and its checkpoint, if one was written.
-type Resumed<T> = (Run<<T as Tuner>::Settings>, Option<<T as Tuner>::State>);
+type Resumed<T> = (
+    RunContext<<T as Tuner>::Settings>,
+    Option<<T as Tuner>::State>,
+);
 
 /// A resumed run: the settings from `config.json` (the command line may raise the thread
 /// count and change the verification), the start from `start.json` with the exact vector of
@@ -178,23 +184,23 @@ fn open<T: Tuner>(dir: &Path, args: &CommonArgs) -> Result<Resumed<T>, TuneError
         None => start,
     };
     let space = Space::new(start.clone(), &settings.common.only)?;
-    let run = Run {
+    let ctx = RunContext {
         dir: dir.to_path_buf(),
         settings,
         space,
         start,
     };
-    Ok((run, state))
+    Ok((ctx, state))
 }
 
 fn drive<T: Tuner>(
-    run: Run<T::Settings>,
+    ctx: RunContext<T::Settings>,
     state: Option<T::State>,
-    make: impl FnOnce(&Run<T::Settings>) -> Result<T, TuneError>,
+    make: impl FnOnce(&RunContext<T::Settings>) -> Result<T, TuneError>,
     max_steps: Option<u64>,
 ) -> Result<RunOutcome, TuneError> {
-    let mut tuner = make(&run)?;
-    let dir = &run.dir;
+    let mut tuner = make(&ctx)?;
+    let dir = &ctx.dir;
     let checkpoint = dir.join("checkpoints/state.json");
     let log_path = dir.join("log.csv");
     let (mut state, mut log) = match state {
@@ -227,7 +233,7 @@ fn drive<T: Tuner>(
                 dir.display()
             );
             return Ok(RunOutcome {
-                dir: run.dir.clone(),
+                dir: ctx.dir.clone(),
                 finished: false,
                 best: tuner.best_so_far(&state),
                 verification: None,
@@ -249,12 +255,12 @@ fn drive<T: Tuner>(
     // the verification's engines and games take memory of their own
     drop(tuner);
     write_json(&checkpoint, &state)?;
-    let best = run.space.apply(&best_genes);
-    let verification = finish(dir, &best, &run.start, &run.settings.common)?;
+    let best = ctx.space.apply(&best_genes);
+    let verification = finish(dir, &best, &ctx.start, &ctx.settings.common)?;
     super::plot::plot_run_quiet(dir);
-    report::<T>(dir, verification.as_ref(), &run.settings.common);
+    report::<T>(dir, verification.as_ref(), &ctx.settings.common);
     Ok(RunOutcome {
-        dir: run.dir.clone(),
+        dir: ctx.dir.clone(),
         finished: true,
         best: Some(best_genes),
         verification,

@@ -20,7 +20,7 @@
 
 use super::TuneError;
 use super::common::{CommonArgs, untuned_defaults};
-use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
+use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuner};
 use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
 use super::stop::install_ctrlc;
@@ -727,14 +727,14 @@ pub struct GaTuner<F> {
 }
 
 impl<F: Fitness> GaTuner<F> {
-    pub fn new(run: &Run<GaSettings>, fitness: F) -> GaTuner<F> {
+    pub fn new(ctx: &RunContext<GaSettings>, fitness: F) -> GaTuner<F> {
         GaTuner {
-            dir: run.dir.clone(),
-            settings: run.settings.clone(),
-            p: GaParams::from_settings(&run.settings.tuner),
-            space: run.space.clone(),
-            genes: run.space.genes(),
-            start: run.start.clone(),
+            dir: ctx.dir.clone(),
+            settings: ctx.settings.clone(),
+            p: GaParams::from_settings(&ctx.settings.tuner),
+            space: ctx.space.clone(),
+            genes: ctx.space.genes(),
+            start: ctx.start.clone(),
             fitness,
             history: None,
         }
@@ -911,10 +911,10 @@ pub fn run_ga_with(
     fitness: impl Fitness,
     max_steps: Option<u64>,
 ) -> Result<RunOutcome, TuneError> {
-    driver::run(
+    driver::launch(
         &args.common,
         GaSettings::from(args),
-        |run| Ok(GaTuner::new(run, fitness)),
+        |ctx| Ok(GaTuner::new(ctx, fitness)),
         max_steps,
     )
 }

@@ -9,7 +9,7 @@
 
 use super::TuneError;
 use super::common::{CommonArgs, CommonSettings, untuned_defaults};
-use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
+use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuner};
 use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
 use super::stop::install_ctrlc;
@@ -247,9 +247,9 @@ pub struct SpsaTuner<F> {
 }
 
 impl<F: Play> SpsaTuner<F> {
-    pub fn new(run: &Run<SpsaSettings>, play: F) -> SpsaTuner<F> {
-        let a = &run.settings.tuner;
-        let genes = run.space.genes();
+    pub fn new(ctx: &RunContext<SpsaSettings>, play: F) -> SpsaTuner<F> {
+        let a = &ctx.settings.tuner;
+        let genes = ctx.space.genes();
         let schedule = Schedule::new(
             &genes,
             a.iterations,
@@ -259,14 +259,14 @@ impl<F: Play> SpsaTuner<F> {
             a.alpha,
             a.gamma,
         )
-        .with_ends(&run.space.ends(), a.iterations);
+        .with_ends(&ctx.space.ends(), a.iterations);
         SpsaTuner {
-            dir: run.dir.clone(),
-            settings: run.settings.clone(),
-            theta0: run.space.values().iter().map(|&v| v as f64).collect(),
-            space: run.space.clone(),
+            dir: ctx.dir.clone(),
+            settings: ctx.settings.clone(),
+            theta0: ctx.space.values().iter().map(|&v| v as f64).collect(),
+            space: ctx.space.clone(),
             genes,
-            start: run.start.clone(),
+            start: ctx.start.clone(),
             schedule,
             history: None,
             recent: Vec::new(),
@@ -439,10 +439,10 @@ pub fn run_spsa_with(
     play: impl Play,
     max_steps: Option<u64>,
 ) -> Result<RunOutcome, TuneError> {
-    driver::run(
+    driver::launch(
         &args.common,
         SpsaSettings::from(args),
-        |run| Ok(SpsaTuner::new(run, play)),
+        |ctx| Ok(SpsaTuner::new(ctx, play)),
         max_steps,
     )
 }

@@ -20,7 +20,7 @@ use super::TuneError;
 use super::adam::{self, Moments, Optimiser, Rule};
 use super::common::CommonArgs;
 use super::dataset::{self, DatasetError};
-use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
+use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuner};
 use super::files::{self, csv_float};
 use super::space::{ParamSet, Space, SpaceKind};
 use super::stop::install_ctrlc;
@@ -1723,14 +1723,14 @@ pub struct TexelTuner {
 
 impl TexelTuner {
     /// Loads, splits and traces the dataset.
-    pub fn new(run: &Run<TexelSettings>) -> Result<TexelTuner, TuneError> {
-        let a = &run.settings.tuner;
+    pub fn new(ctx: &RunContext<TexelSettings>) -> Result<TexelTuner, TuneError> {
+        let a = &ctx.settings.tuner;
         let data = a
             .data
             .as_ref()
             .ok_or_else(|| TuneError::Io("texel needs --data FILE (see xqtune datagen)".into()))?;
         // The run's variant chooses the verification match: it must be the data's.
-        let (found, want) = (dataset::variant_of(data)?, run.settings.common.variant);
+        let (found, want) = (dataset::variant_of(data)?, ctx.settings.common.variant);
         if found != want {
             return Err(TuneError::Io(format!(
                 "the run is --variant {want} but {} holds {found} positions (its first position \
@@ -1739,7 +1739,7 @@ impl TexelTuner {
             )));
         }
         let t_load = Instant::now();
-        let ParamSet::Eval(base) = &run.space.base else {
+        let ParamSet::Eval(base) = &ctx.space.base else {
             return Err(TuneError::Space(
                 "texel tunes evaluation parameters only".into(),
             ));
@@ -1748,9 +1748,9 @@ impl TexelTuner {
             data: data.clone(),
             max_positions: a.max_positions,
             validation: a.validation,
-            seed: run.settings.common.seed,
+            seed: ctx.settings.common.seed,
             eval: base.clone(),
-            only: run.settings.common.only.clone(),
+            only: ctx.settings.common.only.clone(),
             lambda: a.lambda,
         };
         let data = Dataset::load(&spec)?;
@@ -1770,9 +1770,9 @@ impl TexelTuner {
             bytes as f64 / held.max(1) as f64,
         );
         Ok(TexelTuner {
-            settings: run.settings.clone(),
-            space: run.space.clone(),
-            start: run.start.clone(),
+            settings: ctx.settings.clone(),
+            space: ctx.space.clone(),
+            start: ctx.start.clone(),
             data: Arc::new(data),
             lbfgs: None,
             chunks: None,
@@ -1973,7 +1973,7 @@ pub fn run_texel(args: &TexelArgs) -> Result<RunOutcome, TuneError> {
             )));
         }
     }
-    driver::run(
+    driver::launch(
         &args.common,
         TexelSettings::from(args),
         TexelTuner::new,
@@ -2528,7 +2528,7 @@ mod run_tests {
         ])
         .a;
         let part =
-            driver::run(&a.common, TexelSettings::from(&a), TexelTuner::new, Some(2)).unwrap();
+            driver::launch(&a.common, TexelSettings::from(&a), TexelTuner::new, Some(2)).unwrap();
         assert!(!part.finished);
         let st: TexelState = files::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
         assert_eq!((st.epoch, st.done), (2, false));
@@ -2617,7 +2617,7 @@ mod run_tests {
         let cut_out = out.join("cut");
         let b = adam_args(&data, &cut_out, "9");
         let part =
-            driver::run(&b.common, TexelSettings::from(&b), TexelTuner::new, Some(2)).unwrap();
+            driver::launch(&b.common, TexelSettings::from(&b), TexelTuner::new, Some(2)).unwrap();
         assert!(!part.finished);
         let st: TexelState = files::read_json(&part.dir.join("checkpoints/state.json")).unwrap();
         assert_eq!((st.epoch, st.moments.map(|m| m.steps)), (2, Some(6)));
