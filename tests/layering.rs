@@ -224,7 +224,8 @@ fn toolkit_bottom_knows_no_chess() {
 
 #[test]
 fn the_layer_check_sees_an_upward_use() {
-    let code = non_test_code("use crate::play::Engine;\n#[cfg(test)]\nmod tests { use crate::tune; }");
+    let code =
+        non_test_code("use crate::play::Engine;\n#[cfg(test)]\nmod tests { use crate::tune; }");
     let used = names_after(code, "crate::");
     assert!(used.contains("play") && !used.contains("tune"));
     assert!(layer("play") >= layer("exec"));
