@@ -5,9 +5,9 @@
 //! suits parameters whose gradients differ by orders of magnitude (a material value against a
 //! rarely firing PST square).
 //!
-//! The batches are sets of whole chunks (`texel::CHUNK` positions): a chunk's sum is the unit of
-//! the fixed-order reduction, so a batch's gradient is the same bits on any number of threads
-//! and ranks. One epoch visits every training chunk once, in an order drawn from the run's seed
+//! The batches are sets of whole chunks (`texel::trace::CHUNK` positions): a chunk's sum is the
+//! unit of the fixed-order reduction, so a batch's gradient is the same bits on any number of
+//! threads and ranks. One epoch visits every training chunk once, in an order drawn from the run's seed
 //! and the epoch number, so a resumed run draws the same batches as an uninterrupted one.
 
 use super::files;
