@@ -38,7 +38,8 @@ impl Optimiser {
 
     /// The default learning rate, in centipawns per step: Adam's first steps move each
     /// parameter by about `lr`, AdaGrad's by about `lr / √steps`, hence its larger one. Both
-    /// were chosen by trying a range on `datasets/ccpd-quiet.epd.gz` (see the README).
+    /// were chosen by trying a range on `datasets/ccpd-quiet.epd.gz` (docs/measurements.md,
+    /// Texel).
     pub fn default_lr(self) -> f64 {
         match self {
             Optimiser::Lbfgs | Optimiser::Adam => 1.0,

@@ -251,8 +251,8 @@ fn drive<T: Tuner>(
     }
     bar.finish();
     let best_genes = tuner.best(&mut state)?;
-    // the tuner's data (Texel's traces, over a GB for ten million positions) is freed before
-    // the verification's engines and games take memory of their own
+    // the tuner's data (Texel's traces) is freed before the verification's engines and games
+    // take memory of their own
     drop(tuner);
     write_json(&checkpoint, &state)?;
     let best = ctx.space.apply(&best_genes);

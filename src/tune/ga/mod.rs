@@ -60,7 +60,7 @@ pub enum CrossoverKind {
     Mixed,
 }
 
-/// `xqtune tune ga`: defaults sized for the README's ~5 minute run on 2 cores.
+/// `xqtune tune ga`: the defaults are sized for a short first run.
 #[derive(clap::Args, Debug, Clone)]
 pub struct GaArgs {
     #[command(flatten)]

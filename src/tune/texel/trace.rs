@@ -11,7 +11,7 @@ use crate::tune::space::{ParamSet, Space};
 use rayon::prelude::*;
 
 /// The win probability of a centipawn evaluation scaled by K: `1 / (1 + 10^(−K·e/400))`,
-/// written with `exp` (several times cheaper than `powf` in the pass).
+/// written with `exp` (cheaper than `powf`, and the pass evaluates it once per position).
 #[inline]
 pub fn sigmoid(k: f64, e: f64) -> f64 {
     1.0 / (1.0 + (-k * e * (std::f64::consts::LN_10 / 400.0)).exp())
@@ -83,13 +83,13 @@ const _: () = assert!(std::mem::size_of::<DangerUse>() == 4);
 
 /// Precomputed traces of a set of positions, restricted to the tuned parameters.
 ///
-/// Compact so that ten million positions fit in 1.5 GB: a tapered pair is one
-/// [`Use`] (u16 index, i16 count) with the phase stored once per position, instead of two
-/// (u32, f32) entries carrying `count·phase/16`; coefficients that are not whole counts at the
-/// position's phase (Jieqi's dark-piece pool fractions, multiples of 1/4096) take an exact
-/// `(u16, f32)` path beside it. Every buffer is sized exactly ([`TraceSet::concat`]). The
-/// evaluation is still exact: with integer parameters every product is a short binary
-/// fraction, so the f64 sums equal `Trace::dot`.
+/// Compact, so that a large dataset fits in memory: a tapered pair is one [`Use`] (u16 index,
+/// i16 count) with the phase stored once per position, instead of two (u32, f32) entries
+/// carrying `count·phase/16`; coefficients that are not whole counts at the position's phase
+/// (Jieqi's dark-piece pool fractions, multiples of 1/4096) take an exact `(u16, f32)` path
+/// beside it. Every buffer is sized exactly ([`TraceSet::concat`]). The evaluation is still
+/// exact: with integer parameters every product is a short binary fraction, so the f64 sums
+/// equal `Trace::dot`.
 #[derive(Clone, Debug)]
 pub struct TraceSet {
     /// Start of each position's uses (`len + 1` entries).
