@@ -116,8 +116,10 @@ impl From<&DatagenArgs> for DatagenSettings {
     }
 }
 
+/// What the progress file (`<out>.progress`) vouches for: the games done, and the bytes and
+/// positions of the partial file they wrote.
 #[derive(Serialize, Deserialize, Debug)]
-struct Progress {
+struct ProgressRecord {
     args: DatagenSettings,
     next_game: u64,
     bytes: u64,
@@ -374,7 +376,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
     }
     let mut progress = if prog_p.exists() {
-        let p: Progress = read_json(&prog_p)?;
+        let p: ProgressRecord = read_json(&prog_p)?;
         if p.args != settings {
             return Err(TuneError::Resume(format!(
                 "{} belongs to a datagen run with other settings; delete it or use those settings",
@@ -390,7 +392,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
                 out.display()
             )));
         }
-        Progress {
+        ProgressRecord {
             args: settings.clone(),
             next_game: 0,
             bytes: 0,
@@ -699,7 +701,7 @@ mod tests {
         }
         write_json(
             &progress_path(&c.out),
-            &Progress {
+            &ProgressRecord {
                 args: DatagenSettings::from(&c),
                 next_game: 2,
                 bytes: done.len() as u64,

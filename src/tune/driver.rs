@@ -256,7 +256,7 @@ fn drive<T: Tuner>(
     drop(tuner);
     write_json(&checkpoint, &state)?;
     let best = ctx.space.apply(&best_genes);
-    let verification = finish(dir, &best, &ctx.start, &ctx.settings.common)?;
+    let verification = write_best_and_verify(dir, &best, &ctx.start, &ctx.settings.common)?;
     super::plot::plot_run_quiet(dir);
     report::<T>(dir, verification.as_ref(), &ctx.settings.common);
     Ok(RunOutcome {
@@ -272,7 +272,7 @@ fn write_params(path: &Path, p: &ParamSet) -> Result<(), TuneError> {
 }
 
 /// Writes `best.json` (the full parameter file) and runs, records and prints the verification.
-fn finish(
+fn write_best_and_verify(
     dir: &Path,
     best: &ParamSet,
     start: &ParamSet,

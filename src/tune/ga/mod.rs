@@ -19,13 +19,13 @@
 //! checkpointed atomically after each generation: a resumed run is the same run.
 //!
 //! - [`operators`]: the initial population, selection, crossover, mutation and one generation;
-//! - [`select`]: the final selection among the last generation's best, on fresh games;
+//! - [`final_selection`]: the final selection among the last generation's best, on fresh games;
 //! - [`fitness`]: the fitness of a generation from self-play matches;
 //! - here: the command, its settings and checkpoint, and the [`Tuner`] the driver runs.
 
+pub mod final_selection;
 pub mod fitness;
 pub mod operators;
-pub mod select;
 
 use super::TuneError;
 use super::common::CommonArgs;
@@ -34,9 +34,9 @@ use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
 use super::stop::install_ctrlc;
 use crate::play::stats::score_to_finite_elo;
+use final_selection::{FinalPick, final_candidates, final_pick};
 use fitness::{Fitness, match_fitness};
-use operators::{GaParams, ga_step, initial_population};
-use select::{FinalPick, final_candidates, final_pick};
+use operators::{GaConfig, ga_step, initial_population};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -220,7 +220,7 @@ pub struct GaState {
 pub struct GaTuner<F> {
     dir: PathBuf,
     settings: RunSettings<GaSettings>,
-    p: GaParams,
+    p: GaConfig,
     space: Space,
     genes: Vec<Gene>,
     start: ParamSet,
@@ -235,7 +235,7 @@ impl<F: Fitness> GaTuner<F> {
         GaTuner {
             dir: ctx.dir.clone(),
             settings: ctx.settings.clone(),
-            p: GaParams::from_settings(&ctx.settings.tuner),
+            p: GaConfig::from_settings(&ctx.settings.tuner),
             space: ctx.space.clone(),
             genes: ctx.space.genes(),
             start: ctx.start.clone(),

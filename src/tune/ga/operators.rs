@@ -8,9 +8,10 @@ use crate::util::mix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// The GA's knobs, separated from the CLI so tests can drive it on synthetic fitness.
+/// The GA's knobs as the operators read them ([`GaSettings`], clamped), apart from the CLI so
+/// tests can drive the GA on synthetic fitness.
 #[derive(Clone, Debug)]
-pub struct GaParams {
+pub struct GaConfig {
     pub population: usize,
     pub elite: usize,
     pub tournament: usize,
@@ -27,9 +28,9 @@ pub struct GaParams {
     pub group_rate: f64,
 }
 
-impl GaParams {
-    pub fn from_settings(a: &GaSettings) -> GaParams {
-        GaParams {
+impl GaConfig {
+    pub fn from_settings(a: &GaSettings) -> GaConfig {
+        GaConfig {
             population: a.population.max(2),
             elite: a.elite.min(a.population.max(2) - 1),
             tournament: a.tournament.max(1),
@@ -107,7 +108,7 @@ pub fn gauss(rng: &mut impl Rng) -> f64 {
 pub fn initial_population(
     start: &[i32],
     genes: &[Gene],
-    p: &GaParams,
+    p: &GaConfig,
     seed: u64,
 ) -> Vec<Individual> {
     let mut rng = ChaCha8Rng::seed_from_u64(mix(seed, &[u64::MAX]));
@@ -132,7 +133,7 @@ pub fn initial_population(
 }
 
 /// Srinivas-Patnaik crossover probability for a pair whose fitter parent has fitness `f`.
-pub fn adaptive_pc(f: f64, f_max: f64, f_avg: f64, p: &GaParams) -> f64 {
+pub fn adaptive_pc(f: f64, f_max: f64, f_avg: f64, p: &GaConfig) -> f64 {
     if f >= f_avg && f_max - f_avg > 1e-12 {
         p.pc_max * ((f_max - f) / (f_max - f_avg)).clamp(0.0, 1.0)
     } else {
@@ -141,7 +142,7 @@ pub fn adaptive_pc(f: f64, f_max: f64, f_avg: f64, p: &GaParams) -> f64 {
 }
 
 /// Srinivas-Patnaik per-gene mutation probability for an individual of fitness `f`.
-pub fn adaptive_pm(f: f64, f_max: f64, f_avg: f64, p: &GaParams) -> f64 {
+pub fn adaptive_pm(f: f64, f_max: f64, f_avg: f64, p: &GaConfig) -> f64 {
     if f >= f_avg && f_max - f_avg > 1e-12 {
         p.pm_min + (p.pm_max - p.pm_min) * ((f_max - f) / (f_max - f_avg)).clamp(0.0, 1.0)
     } else {
@@ -241,7 +242,7 @@ fn tournament(fit: &[f64], k: usize, rng: &mut impl Rng) -> usize {
 pub fn ga_step<F>(
     state: &mut GaState,
     genes: &[Gene],
-    p: &GaParams,
+    p: &GaConfig,
     seed: u64,
     fitness: F,
 ) -> GenStats
@@ -350,8 +351,8 @@ pub(crate) mod tests {
             .collect()
     }
 
-    fn params() -> GaParams {
-        GaParams {
+    fn params() -> GaConfig {
+        GaConfig {
             population: 12,
             elite: 2,
             tournament: 3,

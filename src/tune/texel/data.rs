@@ -23,7 +23,7 @@ pub const SHARD: usize = 16 * CHUNK;
 pub const CHUNKS_PER_SHARD: usize = SHARD / CHUNK;
 
 /// `Σ` of the sums (shards or chunks, from any ranks) in the order of their ids.
-fn add_sums(p: usize, mut parts: Vec<ShardSums>) -> (f64, Vec<f64>) {
+fn add_sums(p: usize, mut parts: Vec<PartialSums>) -> (f64, Vec<f64>) {
     parts.sort_by_key(|x| x.id);
     add_in_order(p, parts.iter().map(|x| (x.loss, x.grad.as_slice())))
 }
@@ -45,9 +45,10 @@ pub struct Shard {
     pub val: TraceSet,
 }
 
-/// A shard's unscaled loss and gradient sums, or in a mini-batch pass one chunk's.
+/// The unscaled loss and gradient sums of one part of the data: a shard, or in a mini-batch
+/// pass a chunk.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ShardSums {
+pub struct PartialSums {
     /// The shard's id, or the chunk's ([`CHUNKS_PER_SHARD`]) in a mini-batch pass.
     pub id: usize,
     pub loss: f64,
@@ -105,7 +106,7 @@ pub enum TexelQuery {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum TexelAnswer {
-    Sums(Vec<ShardSums>),
+    Sums(Vec<PartialSums>),
     Chunks(Vec<(usize, usize)>),
 }
 
@@ -235,7 +236,7 @@ impl TexelData {
     }
 
     /// This share's sums of a subset, shard by shard.
-    pub fn sums(&self, subset: Subset, theta: &[f64], k: f64, grad: bool) -> Vec<ShardSums> {
+    pub fn sums(&self, subset: Subset, theta: &[f64], k: f64, grad: bool) -> Vec<PartialSums> {
         self.shards
             .iter()
             .map(|s| {
@@ -244,7 +245,7 @@ impl TexelData {
                     Subset::Val => &s.val,
                 };
                 let (loss, grad) = set.sums_by(theta, k, grad, subset != Subset::TrainResults);
-                ShardSums {
+                PartialSums {
                     id: s.id,
                     loss,
                     grad,
@@ -268,7 +269,7 @@ impl TexelData {
 
     /// The loss and gradient sums of those of `chunks` that this share holds, one per chunk
     /// (its id in `id`), computed in parallel.
-    pub fn chunk_sums(&self, chunks: &[usize], theta: &[f64], k: f64) -> Vec<ShardSums> {
+    pub fn chunk_sums(&self, chunks: &[usize], theta: &[f64], k: f64) -> Vec<PartialSums> {
         let held: Vec<(usize, &TraceSet, usize)> = chunks
             .iter()
             .filter_map(|&id| {
@@ -284,7 +285,7 @@ impl TexelData {
             .map(|&(id, set, c)| {
                 let range = c * CHUNK..((c + 1) * CHUNK).min(set.len());
                 let (loss, grad) = set.sums_range_at(&kv, theta, k, true, range, true);
-                ShardSums { id, loss, grad }
+                PartialSums { id, loss, grad }
             })
             .collect()
     }
@@ -308,7 +309,7 @@ impl Dataset {
         self.0.local()
     }
 
-    fn sums(&self, q: TexelQuery) -> Vec<ShardSums> {
+    fn sums(&self, q: TexelQuery) -> Vec<PartialSums> {
         self.0
             .ask(&q)
             .into_iter()

@@ -92,7 +92,7 @@ struct TexelProblem {
 }
 
 impl TexelProblem {
-    fn eval(&self, p: &[f64]) -> (f64, Vec<f64>) {
+    fn loss_grad(&self, p: &[f64]) -> (f64, Vec<f64>) {
         if let Ok(c) = self.cache.lock()
             && let Some((q, l, g)) = c.as_ref()
             && q.as_slice() == p
@@ -111,7 +111,7 @@ impl CostFunction for TexelProblem {
     type Param = Vec<f64>;
     type Output = f64;
     fn cost(&self, p: &Vec<f64>) -> Result<f64, ArgminError> {
-        Ok(self.eval(p).0)
+        Ok(self.loss_grad(p).0)
     }
 }
 
@@ -119,7 +119,7 @@ impl Gradient for TexelProblem {
     type Param = Vec<f64>;
     type Gradient = Vec<f64>;
     fn gradient(&self, p: &Vec<f64>) -> Result<Vec<f64>, ArgminError> {
-        Ok(self.eval(p).1)
+        Ok(self.loss_grad(p).1)
     }
 }
 

@@ -247,8 +247,6 @@ pub struct TexelState {
     pub moments: Option<Moments>,
 }
 
-pub const LOG_HEADER: &str = "epoch,train_loss,val_loss,k,time_s";
-
 /// Texel tuning as a [`Tuner`]: one L-BFGS iteration or one mini-batch epoch per step, after K
 /// is fitted at the start.
 pub struct TexelTuner {
@@ -403,7 +401,7 @@ impl Tuner for TexelTuner {
         };
         if lbfgs.done() {
             // converged before its first iteration: nothing to log
-            finish(lbfgs, state);
+            end_lbfgs(lbfgs, state);
             return Ok(None);
         }
         let (theta, train_loss) = lbfgs.step()?;
@@ -411,7 +409,7 @@ impl Tuner for TexelTuner {
         state.theta = theta.to_vec();
         let vl = self.data.loss(Subset::Val, &state.theta, state.k);
         if lbfgs.done() {
-            finish(lbfgs, state);
+            end_lbfgs(lbfgs, state);
         }
         Ok(Some(Step {
             row: vec![
@@ -487,7 +485,7 @@ impl TexelTuner {
 }
 
 /// Ends the optimisation with argmin's result: the θ of lowest training loss.
-fn finish(lbfgs: &LbfgsStepper, state: &mut TexelState) {
+fn end_lbfgs(lbfgs: &LbfgsStepper, state: &mut TexelState) {
     if let Some(best) = lbfgs.best() {
         state.theta = best.to_vec();
     }

@@ -4,7 +4,7 @@
 //! store's terms, folding the untuned parameters into the constant.
 
 use crate::eval::EvalParams;
-use crate::eval::layout::{Part as LayoutPart, part};
+use crate::eval::layout::{Part, part};
 use crate::eval::score::PHASE_MAX;
 use crate::eval::trace::{danger_dq, danger_q};
 use crate::tune::space::{ParamSet, Space};
@@ -719,7 +719,7 @@ pub fn build_traces(positions: &[(crate::core::Position, f32)], space: &Space) -
 fn trace_phase(coeffs: &[(u32, f32)]) -> u8 {
     for w in coeffs.windows(2) {
         let ((i, cm), (j, ce)) = (w[0], w[1]);
-        if part(i as usize) == LayoutPart::Mg && j == i + 1 {
+        if part(i as usize) == Part::Mg && j == i + 1 {
             let n = cm as f64 + ce as f64;
             let p = PHASE_MAX as f64 * cm as f64 / n;
             if n != 0.0 && n.fract() == 0.0 && p.fract() == 0.0 && (0.0..=16.0).contains(&p) {
@@ -729,9 +729,9 @@ fn trace_phase(coeffs: &[(u32, f32)]) -> u8 {
     }
     // no pair shows both values: a lone endgame value means phase 0 (its middlegame weight
     // is 0), otherwise phase 16 (or no tapered value at all)
-    let lone_eg = coeffs.iter().any(|&(i, _)| {
-        part(i as usize) == LayoutPart::Eg && !coeffs.iter().any(|&(j, _)| j + 1 == i)
-    });
+    let lone_eg = coeffs
+        .iter()
+        .any(|&(i, _)| part(i as usize) == Part::Eg && !coeffs.iter().any(|&(j, _)| j + 1 == i));
     if lone_eg { 0 } else { PHASE_MAX as u8 }
 }
 
@@ -775,14 +775,12 @@ fn encode(
         let kind = part(i as usize);
         // the endgame partner, tuned and next in the local order (0 when absent from the trace)
         let partner =
-            (kind == LayoutPart::Mg && local.get(i as usize + 1) == Some(&(l + 1))).then(|| {
-                match next {
-                    Some((l2, _, c2)) if l2 == l + 1 => c2,
-                    _ => 0.0,
-                }
+            (kind == Part::Mg && local.get(i as usize + 1) == Some(&(l + 1))).then(|| match next {
+                Some((l2, _, c2)) if l2 == l + 1 => c2,
+                _ => 0.0,
             });
         let (stored, took) = match (kind, partner) {
-            (LayoutPart::Mg, Some(ce)) => {
+            (Part::Mg, Some(ce)) => {
                 let took = 1 + usize::from(next.is_some_and(|x| x.0 == l + 1));
                 let n = c as f64 + ce as f64;
                 (
@@ -794,8 +792,8 @@ fn encode(
                 )
             }
             // a half of a pair whose partner is not tuned (or not in the trace)
-            (LayoutPart::Mg, None) | (LayoutPart::Eg, _) => {
-                let (w, k) = if kind == LayoutPart::Mg {
+            (Part::Mg, None) | (Part::Eg, _) => {
+                let (w, k) = if kind == Part::Mg {
                     (mg, KIND_MG)
                 } else {
                     (eg, KIND_EG)
@@ -808,7 +806,7 @@ fn encode(
                     1,
                 )
             }
-            (LayoutPart::Plain, _) => (
+            (Part::Plain, _) => (
                 whole(c as f64, &[(c, 1.0)]).map(|n| Use {
                     key: key(l, KIND_PLAIN),
                     n,
@@ -839,9 +837,6 @@ fn encode(
         }
     }
 }
-
-/// A labelled position set in memory.
-pub type Positions = Vec<(crate::core::Position, f32)>;
 
 #[cfg(test)]
 pub(crate) mod tests {
