@@ -10,7 +10,9 @@ use std::sync::Arc;
 use xqtune::eval::EvalParams;
 use xqtune::exec::Distributed;
 use xqtune::tune::dataset::open_maybe_gz;
-use xqtune::tune::texel::{Dataset, LoadSpec, Objective, TexelData, TrainObjective, eval_space};
+use xqtune::tune::texel::data::{Dataset, LoadSpec, TexelData};
+use xqtune::tune::texel::eval_space;
+use xqtune::tune::texel::fit::{Objective, TrainObjective};
 
 const ROWS: usize = 1_000_000;
 

@@ -420,7 +420,7 @@ fn ga_run_on_an_engine() {
         out.to_str().unwrap(),
     ])
     .a;
-    let run = ga::run_ga_with(&a, ga::match_fitness, None).unwrap();
+    let run = ga::run_ga_with(&a, ga::fitness::match_fitness, None).unwrap();
     assert!(run.finished);
     let best: OptionSet = serde_json::from_str(&read(&run.dir, "best.json")).unwrap();
     assert_eq!(best.options.len(), 1);
@@ -430,12 +430,12 @@ fn ga_run_on_an_engine() {
     assert!(params.starts_with("generation,Move Choice\n0,"), "{params}");
     assert!(run.dir.join("plots/option-01-Move_Choice.png").exists());
     // stopped after one generation and resumed: the same run
-    let part = ga::run_ga_with(&a, ga::match_fitness, Some(1)).unwrap();
+    let part = ga::run_ga_with(&a, ga::fitness::match_fitness, Some(1)).unwrap();
     assert!(!part.finished);
     let mut r = a.clone();
     r.common.engine = EngineArgs::default();
     r.common.resume = Some(part.dir.clone());
-    let resumed = ga::run_ga_with(&r, ga::match_fitness, None).unwrap();
+    let resumed = ga::run_ga_with(&r, ga::fitness::match_fitness, None).unwrap();
     assert_eq!(resumed.best, run.best);
     assert_eq!(read(&resumed.dir, "params.csv"), params);
     std::fs::remove_dir_all(&out).unwrap();

@@ -5,12 +5,12 @@
 //! suits parameters whose gradients differ by orders of magnitude (a material value against a
 //! rarely firing PST square).
 //!
-//! The batches are sets of whole chunks (`texel::CHUNK` positions): a chunk's sum is the unit of
-//! the fixed-order reduction, so a batch's gradient is the same bits on any number of threads
-//! and ranks. One epoch visits every training chunk once, in an order drawn from the run's seed
+//! The batches are sets of whole chunks (`texel::trace::CHUNK` positions): a chunk's sum is the
+//! unit of the fixed-order reduction, so a batch's gradient is the same bits on any number of
+//! threads and ranks. One epoch visits every training chunk once, in an order drawn from the run's seed
 //! and the epoch number, so a resumed run draws the same batches as an uninterrupted one.
 
-use super::run;
+use super::files;
 use crate::util::mix;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -38,7 +38,8 @@ impl Optimiser {
 
     /// The default learning rate, in centipawns per step: Adam's first steps move each
     /// parameter by about `lr`, AdaGrad's by about `lr / √steps`, hence its larger one. Both
-    /// were chosen by trying a range on `datasets/ccpd-quiet.epd.gz` (see the README).
+    /// were chosen by trying a range on `datasets/ccpd-quiet.epd.gz` (docs/measurements.md,
+    /// Texel).
     pub fn default_lr(self) -> f64 {
         match self {
             Optimiser::Lbfgs | Optimiser::Adam => 1.0,
@@ -63,10 +64,10 @@ pub struct Moments {
     /// Steps taken (Adam's bias correction).
     pub steps: u64,
     /// Adam's first moment (empty for AdaGrad, which has none).
-    #[serde(with = "run::exact::vec")]
+    #[serde(with = "files::exact::vec")]
     pub m: Vec<f64>,
     /// Adam's second moment, or AdaGrad's sum of squared gradients.
-    #[serde(with = "run::exact::vec")]
+    #[serde(with = "files::exact::vec")]
     pub v: Vec<f64>,
 }
 

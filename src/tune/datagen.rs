@@ -28,7 +28,8 @@
 //! dataset's folder README gets an entry saying how the file was made.
 
 use super::TuneError;
-use super::run::{self, io_err};
+use super::files::{io_err, read_json, write_json};
+use super::stop::{install_ctrlc, stop_requested};
 use crate::core::{Arbiter, CaptureReveal, GameResult, Move, Position, Variant};
 use crate::eval::{EvalParams, evaluate};
 use crate::play::jieqi::{deal_seed, told};
@@ -115,8 +116,10 @@ impl From<&DatagenArgs> for DatagenSettings {
     }
 }
 
+/// What the progress file (`<out>.progress`) vouches for: the games done, and the bytes and
+/// positions of the partial file they wrote.
 #[derive(Serialize, Deserialize, Debug)]
-struct Progress {
+struct ProgressRecord {
     args: DatagenSettings,
     next_game: u64,
     bytes: u64,
@@ -361,7 +364,7 @@ fn partial_path(out: &Path) -> PathBuf {
 
 /// Runs datagen; returns the number of positions written.
 pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
-    run::install_ctrlc();
+    install_ctrlc();
     if flags.games == 0 {
         return Err(TuneError::Params("--games must be at least 1".into()));
     }
@@ -373,7 +376,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
     }
     let mut progress = if prog_p.exists() {
-        let p: Progress = run::read_json(&prog_p)?;
+        let p: ProgressRecord = read_json(&prog_p)?;
         if p.args != settings {
             return Err(TuneError::Resume(format!(
                 "{} belongs to a datagen run with other settings; delete it or use those settings",
@@ -389,7 +392,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
                 out.display()
             )));
         }
-        Progress {
+        ProgressRecord {
             args: settings.clone(),
             next_game: 0,
             bytes: 0,
@@ -420,7 +423,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
     let chunk = (crate::exec::slots(threads) as u64 * 4).max(8);
     let bar = super::driver::progress(args.games, progress.next_game, "datagen");
     while progress.next_game < args.games {
-        if run::stop_requested() {
+        if stop_requested() {
             bar.abandon();
             println!(
                 "stopped at game {}; run the same command again to continue",
@@ -449,7 +452,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
             .map_err(|e| io_err(&part_p, e))?;
         progress.bytes += text.len() as u64;
         progress.next_game = end;
-        run::write_json(&prog_p, &progress)?;
+        write_json(&prog_p, &progress)?;
         bar.set(end, format!("{} positions", progress.positions));
     }
     bar.finish();
@@ -696,9 +699,9 @@ mod tests {
                 positions += 1;
             }
         }
-        run::write_json(
+        write_json(
             &progress_path(&c.out),
-            &Progress {
+            &ProgressRecord {
                 args: DatagenSettings::from(&c),
                 next_game: 2,
                 bytes: done.len() as u64,

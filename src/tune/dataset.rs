@@ -54,11 +54,11 @@ fn parse_result(t: &str) -> Option<f32> {
 }
 
 /// One parsed line: the FEN text, red's result and, when the line has one, red's search score.
-pub type Row = (String, f32, Option<i32>);
+pub type ParsedLine = (String, f32, Option<i32>);
 
 /// Splits one line into (FEN text, red's result, red's score). `Ok(None)` for blank and comment
 /// lines.
-pub fn parse_line(line: &str) -> Result<Option<Row>, String> {
+pub fn parse_line(line: &str) -> Result<Option<ParsedLine>, String> {
     let fields: Vec<&str> = line.trim().split('|').collect();
     if let [fen, score, wdl] = fields[..]
         && let Ok(score) = score.trim().parse::<i32>()

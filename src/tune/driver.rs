@@ -6,8 +6,11 @@
 //! verification match, the plots and the closing report.
 
 use super::TuneError;
-use super::run::{self, CommonArgs, CommonSettings, CsvLog, Verification, VerifyMode, f};
+use super::common::{CommonArgs, CommonSettings, VerifyMode};
+use super::files::{CsvLog, csv_float, io_err, read_json, write_json};
 use super::space::{ParamSet, Space};
+use super::stop::stop_requested;
+use super::verify::{Verification, verify};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -74,8 +77,8 @@ pub struct RunConfig<S> {
     pub args: S,
 }
 
-/// What the tuner is given to build itself.
-pub struct Run<S> {
+/// What a tuner is given to build itself: the run's folder, settings, space and starting set.
+pub struct RunContext<S> {
     pub dir: PathBuf,
     pub settings: RunSettings<S>,
     pub space: Space,
@@ -93,25 +96,28 @@ pub struct RunOutcome {
 
 /// Runs (or, with `--resume`, continues) a tuning run. `make` builds the tuner once the run
 /// folder, settings and space are known; `max_steps` stops early as Ctrl-C would (tests).
-pub fn run<T: Tuner>(
+pub fn launch<T: Tuner>(
     args: &CommonArgs,
     settings: T::Settings,
-    make: impl FnOnce(&Run<T::Settings>) -> Result<T, TuneError> + Send,
+    make: impl FnOnce(&RunContext<T::Settings>) -> Result<T, TuneError> + Send,
     max_steps: Option<u64>,
 ) -> Result<RunOutcome, TuneError> {
-    let (run, state) = match &args.resume {
+    let (ctx, state) = match &args.resume {
         Some(dir) => open::<T>(dir, args)?,
         None => (create::<T>(args, settings)?, None),
     };
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(run.settings.common.threads())
+        .num_threads(ctx.settings.common.threads())
         .build()
         .map_err(|e| TuneError::Io(e.to_string()))?;
-    pool.install(|| drive(run, state, make, max_steps))
+    pool.install(|| drive(ctx, state, make, max_steps))
 }
 
 /// A new run: its folder, `start.json` and `config.json`.
-fn create<T: Tuner>(args: &CommonArgs, tuner: T::Settings) -> Result<Run<T::Settings>, TuneError> {
+fn create<T: Tuner>(
+    args: &CommonArgs,
+    tuner: T::Settings,
+) -> Result<RunContext<T::Settings>, TuneError> {
     let mut settings = RunSettings {
         common: CommonSettings::from(args),
         tuner,
@@ -126,9 +132,9 @@ fn create<T: Tuner>(args: &CommonArgs, tuner: T::Settings) -> Result<Run<T::Sett
         '-',
         &["checkpoints", "plots"],
     )
-    .map_err(|e| run::io_err(&settings.common.out, e))?;
+    .map_err(|e| io_err(&settings.common.out, e))?;
     write_params(&dir.join("start.json"), &start)?;
-    run::write_json(
+    write_json(
         &dir.join("config.json"),
         &RunConfig {
             tuner: T::NAME.to_string(),
@@ -137,7 +143,7 @@ fn create<T: Tuner>(args: &CommonArgs, tuner: T::Settings) -> Result<Run<T::Sett
             args: &settings,
         },
     )?;
-    Ok(Run {
+    Ok(RunContext {
         dir,
         settings,
         space,
@@ -146,13 +152,16 @@ fn create<T: Tuner>(args: &CommonArgs, tuner: T::Settings) -> Result<Run<T::Sett
 }
 
 /// A resumed run and its checkpoint, if one was written.
-type Resumed<T> = (Run<<T as Tuner>::Settings>, Option<<T as Tuner>::State>);
+type Resumed<T> = (
+    RunContext<<T as Tuner>::Settings>,
+    Option<<T as Tuner>::State>,
+);
 
 /// A resumed run: the settings from `config.json` (the command line may raise the thread
 /// count and change the verification), the start from `start.json` with the exact vector of
 /// the checkpoint, and the checkpoint itself when one was written.
 fn open<T: Tuner>(dir: &Path, args: &CommonArgs) -> Result<Resumed<T>, TuneError> {
-    let cfg: RunConfig<RunSettings<T::Settings>> = run::read_json(&dir.join("config.json"))?;
+    let cfg: RunConfig<RunSettings<T::Settings>> = read_json(&dir.join("config.json"))?;
     if cfg.tuner != T::NAME {
         return Err(TuneError::Resume(format!(
             "{} is a {} run, not a {} run",
@@ -165,7 +174,7 @@ fn open<T: Tuner>(dir: &Path, args: &CommonArgs) -> Result<Resumed<T>, TuneError
     settings.common.resume_with(args);
     let state_path = dir.join("checkpoints/state.json");
     let state: Option<T::State> = if state_path.exists() {
-        Some(run::read_json(&state_path)?)
+        Some(read_json(&state_path)?)
     } else {
         None
     };
@@ -175,23 +184,23 @@ fn open<T: Tuner>(dir: &Path, args: &CommonArgs) -> Result<Resumed<T>, TuneError
         None => start,
     };
     let space = Space::new(start.clone(), &settings.common.only)?;
-    let run = Run {
+    let ctx = RunContext {
         dir: dir.to_path_buf(),
         settings,
         space,
         start,
     };
-    Ok((run, state))
+    Ok((ctx, state))
 }
 
 fn drive<T: Tuner>(
-    run: Run<T::Settings>,
+    ctx: RunContext<T::Settings>,
     state: Option<T::State>,
-    make: impl FnOnce(&Run<T::Settings>) -> Result<T, TuneError>,
+    make: impl FnOnce(&RunContext<T::Settings>) -> Result<T, TuneError>,
     max_steps: Option<u64>,
 ) -> Result<RunOutcome, TuneError> {
-    let mut tuner = make(&run)?;
-    let dir = &run.dir;
+    let mut tuner = make(&ctx)?;
+    let dir = &ctx.dir;
     let checkpoint = dir.join("checkpoints/state.json");
     let log_path = dir.join("log.csv");
     let (mut state, mut log) = match state {
@@ -203,10 +212,10 @@ fn drive<T: Tuner>(
             let mut log = CsvLog::open(&log_path, T::LOG_HEADER, 0)?;
             let (s, first) = tuner.start()?;
             if let Some(mut row) = first {
-                row.push(f(0.0));
+                row.push(csv_float(0.0));
                 log.row(&row)?;
             }
-            run::write_json(&checkpoint, &s)?;
+            write_json(&checkpoint, &s)?;
             (s, log)
         }
     };
@@ -214,7 +223,7 @@ fn drive<T: Tuner>(
     let bar = progress(tuner.total_steps(), tuner.steps_done(&state), T::NAME);
     let mut steps = 0;
     while !tuner.finished(&state) {
-        if run::stop_requested() || max_steps.is_some_and(|m| steps >= m) {
+        if stop_requested() || max_steps.is_some_and(|m| steps >= m) {
             bar.abandon();
             println!(
                 "stopped after {} {}; continue with: xqtune tune {} --resume {}",
@@ -224,7 +233,7 @@ fn drive<T: Tuner>(
                 dir.display()
             );
             return Ok(RunOutcome {
-                dir: run.dir.clone(),
+                dir: ctx.dir.clone(),
                 finished: false,
                 best: tuner.best_so_far(&state),
                 verification: None,
@@ -234,24 +243,24 @@ fn drive<T: Tuner>(
         let Some(mut step) = tuner.step(&mut state)? else {
             continue;
         };
-        step.row.push(f(t0.elapsed().as_secs_f64()));
+        step.row.push(csv_float(t0.elapsed().as_secs_f64()));
         log.row(&step.row)?;
-        run::write_json(&checkpoint, &state)?;
+        write_json(&checkpoint, &state)?;
         steps += 1;
         bar.set(tuner.steps_done(&state), step.message);
     }
     bar.finish();
     let best_genes = tuner.best(&mut state)?;
-    // the tuner's data (Texel's traces, over a GB for ten million positions) is freed before
-    // the verification's engines and games take memory of their own
+    // the tuner's data (Texel's traces) is freed before the verification's engines and games
+    // take memory of their own
     drop(tuner);
-    run::write_json(&checkpoint, &state)?;
-    let best = run.space.apply(&best_genes);
-    let verification = finish(dir, &best, &run.start, &run.settings.common)?;
+    write_json(&checkpoint, &state)?;
+    let best = ctx.space.apply(&best_genes);
+    let verification = write_best_and_verify(dir, &best, &ctx.start, &ctx.settings.common)?;
     super::plot::plot_run_quiet(dir);
-    report::<T>(dir, verification.as_ref(), &run.settings.common);
+    report::<T>(dir, verification.as_ref(), &ctx.settings.common);
     Ok(RunOutcome {
-        dir: run.dir.clone(),
+        dir: ctx.dir.clone(),
         finished: true,
         best: Some(best_genes),
         verification,
@@ -259,11 +268,11 @@ fn drive<T: Tuner>(
 }
 
 fn write_params(path: &Path, p: &ParamSet) -> Result<(), TuneError> {
-    crate::util::write_atomic(path, p.to_json_string().as_bytes()).map_err(|e| run::io_err(path, e))
+    crate::util::write_atomic(path, p.to_json_string().as_bytes()).map_err(|e| io_err(path, e))
 }
 
 /// Writes `best.json` (the full parameter file) and runs, records and prints the verification.
-fn finish(
+fn write_best_and_verify(
     dir: &Path,
     best: &ParamSet,
     start: &ParamSet,
@@ -275,7 +284,7 @@ fn finish(
         // a run over `jieqi.*` loses nothing.
         let jieqi_path = dir.join("best-jieqi.json");
         crate::util::write_atomic(&jieqi_path, p.jieqi_to_json_string().as_bytes())
-            .map_err(|e| run::io_err(&jieqi_path, e))?;
+            .map_err(|e| io_err(&jieqi_path, e))?;
     }
     if let ParamSet::Engine(set) = best {
         // The engine author's formats: the parameter file (`--param-file` reads it back) and
@@ -285,13 +294,13 @@ fn finish(
             ("best.uci", set.to_setoption_lines()),
         ] {
             let path = dir.join(name);
-            crate::util::write_atomic(&path, text.as_bytes()).map_err(|e| run::io_err(&path, e))?;
+            crate::util::write_atomic(&path, text.as_bytes()).map_err(|e| io_err(&path, e))?;
         }
     }
-    let v = run::verify(best, start, common)?;
+    let v = verify(best, start, common)?;
     match &v {
         Some(v) => {
-            run::write_json(&dir.join("verification.json"), v)?;
+            write_json(&dir.join("verification.json"), v)?;
             println!("verification: tuned vs start, {}", v.summary());
         }
         None => println!("verification: skipped (--verify none)"),

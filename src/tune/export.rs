@@ -246,7 +246,7 @@ pub fn run_export(a: &ExportArgs) -> Result<(), TuneError> {
     let text = render(&p.genes(), a.format);
     match &a.out {
         Some(path) => crate::util::write_atomic(path, text.as_bytes())
-            .map_err(|e| super::run::io_err(path, e)),
+            .map_err(|e| super::files::io_err(path, e)),
         None => {
             print!("{text}");
             Ok(())

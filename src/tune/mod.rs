@@ -8,22 +8,26 @@
 //! - [`dataset`], [`datagen`]: labelled position files and self-play data generation.
 //! - [`driver`]: the one run driver (run folder, checkpoints, resume, log, verification,
 //!   report) behind the [`driver::Tuner`] trait that the three tuners implement.
-//! - [`run`]: flags and settings, the CSV log, the verification match (Elo and SPRT come
-//!   from `play::stats`).
+//! - [`common`]: the flags and settings every tuner shares; [`files`]: JSON records, the CSV
+//!   log, exact floats; [`stop`]: Ctrl-C; [`verify`]: game pairs and the verification match
+//!   (Elo and SPRT come from `play::stats`).
 //! - [`plot`], [`export`]: figures and tables from a run.
 
 pub mod adam;
+pub mod common;
 pub mod datagen;
 pub mod dataset;
 pub mod driver;
 pub mod engine;
 pub mod export;
+pub mod files;
 pub mod ga;
 pub mod plot;
-pub mod run;
 pub mod space;
 pub mod spsa;
+pub mod stop;
 pub mod texel;
+pub mod verify;
 
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
@@ -123,7 +127,7 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
             best.to_path_buf(),
         )
     };
-    let cfg: serde_json::Value = run::read_json(&dir.join("config.json"))
+    let cfg: serde_json::Value = files::read_json(&dir.join("config.json"))
         .with_context(|| format!("{} is not a run folder", dir.display()))?;
     let space = cfg["args"]["space"].as_str().unwrap_or("eval").to_string();
     if space == "engine" {
@@ -142,7 +146,7 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
     space::ParamSet::load(kind, &best_file)?;
     let vpath = dir.join("verification.json");
     let significant = if vpath.exists() {
-        let v: run::Verification = run::read_json(&vpath)?;
+        let v: verify::Verification = files::read_json(&vpath)?;
         println!("verification of {}: {}", dir.display(), v.summary());
         v.significant
     } else {
@@ -205,8 +209,8 @@ mod tests {
             r#"{"tuner":"ga","version":"0","created":"","args":{"space":"eval"}}"#,
         )
         .unwrap();
-        let mut v = run::Verification {
-            mode: run::VerifyMode::Sprt,
+        let mut v = verify::Verification {
+            mode: common::VerifyMode::Sprt,
             stats: crate::play::stats::MatchStats::default(),
             llr: 0.0,
             llr_lower: -2.94,
@@ -216,7 +220,7 @@ mod tests {
             nodes: Some(1000),
             depth: None,
         };
-        run::write_json(&run_dir.join("verification.json"), &v).unwrap();
+        files::write_json(&run_dir.join("verification.json"), &v).unwrap();
         let dest = dir.join("params/xiangqi.json");
         assert!(promote(&best, Some(dest.clone()), false).is_err());
         assert!(!dest.exists());
@@ -224,7 +228,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&dest).unwrap(), text);
         std::fs::remove_file(&dest).unwrap();
         v.significant = true;
-        run::write_json(&run_dir.join("verification.json"), &v).unwrap();
+        files::write_json(&run_dir.join("verification.json"), &v).unwrap();
         promote(&run_dir, Some(dest.clone()), false).unwrap();
         assert!(dest.exists());
         // a run that did not tune jieqi.* leaves the Jieqi file alone

@@ -6,8 +6,9 @@
 
 use super::TuneError;
 use super::export::{BoardTable, board_tables};
-use super::run::Verification;
+use super::files::{io_err, read_json};
 use super::space::{ParamSet, SpaceKind};
+use super::verify::Verification;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -28,7 +29,7 @@ fn perr<E: std::fmt::Display>(e: E) -> TuneError {
 
 /// A CSV of numbers with a header (empty cells are NaN).
 pub fn read_csv(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), TuneError> {
-    let text = std::fs::read_to_string(path).map_err(|e| super::run::io_err(path, e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| io_err(path, e))?;
     let mut lines = text.lines();
     let header: Vec<String> = lines
         .next()
@@ -443,14 +444,13 @@ const PALETTE: [RGBColor; 10] = [
 
 /// Rebuilds every figure of a run folder from its files; returns the files written.
 pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
-    let cfg: serde_json::Value = super::run::read_json(&dir.join("config.json"))?;
+    let cfg: serde_json::Value = read_json(&dir.join("config.json"))?;
     let tuner = cfg["tuner"].as_str().unwrap_or("").to_string();
     let name = cfg["args"]["name"].as_str().unwrap_or("").to_string();
     let plots = dir.join("plots");
-    std::fs::create_dir_all(&plots).map_err(|e| super::run::io_err(&plots, e))?;
+    std::fs::create_dir_all(&plots).map_err(|e| io_err(&plots, e))?;
     let (header, rows) = read_csv(&dir.join("log.csv"))?;
-    let verification: Option<Verification> =
-        super::run::read_json(&dir.join("verification.json")).ok();
+    let verification: Option<Verification> = read_json(&dir.join("verification.json")).ok();
     let note = verification
         .as_ref()
         .map(|v| format!("verification, tuned vs start: {}", v.short()));
@@ -624,8 +624,7 @@ fn trajectories(
         legend: true,
     };
     files.extend(line_chart(&plots.join("trajectories"), &chart)?);
-    let cfg: serde_json::Value =
-        super::run::read_json(&dir.join("config.json")).unwrap_or_default();
+    let cfg: serde_json::Value = read_json(&dir.join("config.json")).unwrap_or_default();
     if cfg["args"]["space"] == "engine" {
         for (j, option) in ph.iter().enumerate().skip(1) {
             let slug: String = option

@@ -8,9 +8,12 @@
 //! Every iteration's θ is appended to `params.csv`.
 
 use super::TuneError;
-use super::driver::{self, Run, RunOutcome, RunSettings, Step, Tuner};
-use super::run::{self, CommonArgs, CsvLog, f};
+use super::common::{CommonArgs, CommonSettings, untuned_defaults};
+use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuner};
+use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
+use super::stop::install_ctrlc;
+use super::verify::play_pairs_games;
 use crate::play::MatchResult;
 use crate::play::game::GameRecord;
 use crate::play::pgn::{PgnHeader, game_pgn};
@@ -26,8 +29,7 @@ use std::path::PathBuf;
 pub struct SpsaArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Iterations (the defaults, 2000 x 2 games at 2000 nodes with c_end 2 and lr 0.2, took
-    /// the flattened set +183 Elo in about 9 minutes on 2 cores).
+    /// Iterations: each plays --games games and moves θ once.
     #[arg(long, default_value_t = 2000)]
     pub iterations: u64,
     /// Games per iteration (pairs of θ+ against θ−, colours swapped).
@@ -53,7 +55,7 @@ pub struct SpsaArgs {
 }
 
 /// SPSA's settings as `config.json` records them: the flags of [`SpsaArgs`], field for field
-/// (see [`super::run::CommonSettings`] for why they are a type of their own).
+/// (see [`super::common::CommonSettings`] for why they are a type of their own).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SpsaSettings {
     pub iterations: u64,
@@ -151,7 +153,7 @@ impl Schedule {
 pub struct SpsaState {
     /// Next iteration.
     pub k: u64,
-    #[serde(with = "run::exact::vec")]
+    #[serde(with = "files::exact::vec")]
     pub theta: Vec<f64>,
     pub start_vec: Vec<i32>,
 }
@@ -244,9 +246,9 @@ pub struct SpsaTuner<F> {
 }
 
 impl<F: Play> SpsaTuner<F> {
-    pub fn new(run: &Run<SpsaSettings>, play: F) -> SpsaTuner<F> {
-        let a = &run.settings.tuner;
-        let genes = run.space.genes();
+    pub fn new(ctx: &RunContext<SpsaSettings>, play: F) -> SpsaTuner<F> {
+        let a = &ctx.settings.tuner;
+        let genes = ctx.space.genes();
         let schedule = Schedule::new(
             &genes,
             a.iterations,
@@ -256,14 +258,14 @@ impl<F: Play> SpsaTuner<F> {
             a.alpha,
             a.gamma,
         )
-        .with_ends(&run.space.ends(), a.iterations);
+        .with_ends(&ctx.space.ends(), a.iterations);
         SpsaTuner {
-            dir: run.dir.clone(),
-            settings: run.settings.clone(),
-            theta0: run.space.values().iter().map(|&v| v as f64).collect(),
-            space: run.space.clone(),
+            dir: ctx.dir.clone(),
+            settings: ctx.settings.clone(),
+            theta0: ctx.space.values().iter().map(|&v| v as f64).collect(),
+            space: ctx.space.clone(),
             genes,
-            start: run.start.clone(),
+            start: ctx.start.clone(),
             schedule,
             history: None,
             recent: Vec::new(),
@@ -368,12 +370,12 @@ impl<F: Play> Tuner for SpsaTuner<F> {
         Ok(Some(Step {
             row: vec![
                 k.to_string(),
-                f(score),
-                f(score_to_finite_elo(score)),
+                csv_float(score),
+                csv_float(score_to_finite_elo(score)),
                 (r.wins as i64 - r.losses as i64).to_string(),
-                f(distance),
-                f(c_rel),
-                f(r_rel),
+                csv_float(distance),
+                csv_float(c_rel),
+                csv_float(r_rel),
             ],
             message: format!(
                 "drift {distance:.2} steps, θ+ score (last 50) {:.3}{}",
@@ -436,10 +438,10 @@ pub fn run_spsa_with(
     play: impl Play,
     max_steps: Option<u64>,
 ) -> Result<RunOutcome, TuneError> {
-    driver::run(
+    driver::launch(
         &args.common,
         SpsaSettings::from(args),
-        |run| Ok(SpsaTuner::new(run, play)),
+        |ctx| Ok(SpsaTuner::new(ctx, play)),
         max_steps,
     )
 }
@@ -453,19 +455,19 @@ pub fn play_games(
     plus: &[i32],
     minus: &[i32],
 ) -> Result<Played, TuneError> {
-    let other = run::untuned_defaults(space.base.kind());
+    let other = untuned_defaults(space.base.kind());
     let ea = space.apply(plus).player("plus", &other)?;
     let eb = space.apply(minus).player("minus", &other)?;
     let pairs = (s.tuner.games / 2).max(1) as u64;
     let seed = mix(s.common.seed, &[k, 3]);
     match opponent(&s.common)? {
         None => {
-            let (result, games) = run::play_pairs_games(&ea, &eb, 0..pairs, seed, &s.common);
+            let (result, games) = play_pairs_games(&ea, &eb, 0..pairs, seed, &s.common);
             Ok(Played { result, games })
         }
         Some(opp) => {
-            let (rp, mut games) = run::play_pairs_games(&ea, &opp, 0..pairs, seed, &s.common);
-            let (rm, gm) = run::play_pairs_games(&eb, &opp, 0..pairs, seed, &s.common);
+            let (rp, mut games) = play_pairs_games(&ea, &opp, 0..pairs, seed, &s.common);
+            let (rm, gm) = play_pairs_games(&eb, &opp, 0..pairs, seed, &s.common);
             games.extend(gm);
             Ok(Played {
                 result: against_opponent(&rp, &rm),
@@ -477,12 +479,12 @@ pub fn play_games(
 
 /// `xqtune tune spsa`.
 pub fn run_spsa(args: &SpsaArgs) -> Result<RunOutcome, TuneError> {
-    run::install_ctrlc();
+    install_ctrlc();
     run_spsa_with(args, play_games, None)
 }
 
 /// The fixed opponent of an engine run (`--opponent`), if any.
-pub fn opponent(common: &run::CommonSettings) -> Result<Option<crate::play::Engine>, TuneError> {
+pub fn opponent(common: &CommonSettings) -> Result<Option<crate::play::Engine>, TuneError> {
     let Some(o) = common.engine.as_ref().and_then(|e| e.opponent.as_ref()) else {
         return Ok(None);
     };

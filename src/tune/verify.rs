@@ -1,0 +1,271 @@
+//! Games between parameter sets: parallel game pairs on shared openings through the match
+//! runner, and the closing verification match of the tuned set against the start (SPRT by
+//! default; Elo and SPRT come from `play::stats`).
+
+use super::TuneError;
+use super::common::{CommonSettings, VerifyMode, untuned_defaults};
+use super::space::ParamSet;
+use super::stop::stop_requested;
+use crate::play::game::GameRecord;
+use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
+use crate::play::{Engine, MatchConfig, MatchResult, run_matches};
+use crate::util::mix;
+use serde::{Deserialize, Serialize};
+
+/// Plays game pairs `pairs` (each pair: one opening, colours swapped) of `a` against `b` in
+/// parallel. Pair `j` uses seed `mix(seed, [j])`: every engine evaluated with the same `seed`
+/// meets the same openings, so opening luck cancels between individuals (common random numbers).
+pub fn play_pairs(
+    a: &Engine,
+    b: &Engine,
+    pairs: std::ops::Range<u64>,
+    seed: u64,
+    common: &CommonSettings,
+) -> MatchResult {
+    play_pairs_games(a, b, pairs, seed, common).0
+}
+
+/// [`play_pairs`] with the games, pair by pair in order (for `tune spsa --save-games`).
+pub fn play_pairs_games(
+    a: &Engine,
+    b: &Engine,
+    pairs: std::ops::Range<u64>,
+    seed: u64,
+    common: &CommonSettings,
+) -> (MatchResult, Vec<GameRecord>) {
+    let jobs: Vec<(&Engine, &Engine, MatchConfig)> = pairs
+        .map(|j| (a, b, common.match_config(mix(seed, &[j]))))
+        .collect();
+    let mut result = MatchResult::default();
+    let mut games = Vec::new();
+    // (the configurations come from `match_config`, which always has a limit per move)
+    let played = match run_matches(&jobs, common.threads()) {
+        Ok(p) => p,
+        Err(e) => panic!("tuning match: {e}"),
+    };
+    for (r, g) in played {
+        result += r;
+        games.extend(g);
+    }
+    (result, games)
+}
+
+/// The closing match's outcome, as written to `verification.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Verification {
+    pub mode: VerifyMode,
+    pub stats: MatchStats,
+    pub llr: f64,
+    pub llr_lower: f64,
+    pub llr_upper: f64,
+    pub verdict: String,
+    /// True when the tuned set is shown stronger than the start (SPRT accepted H1, or the 95%
+    /// interval of a fixed match lies above zero).
+    pub significant: bool,
+    pub nodes: Option<u64>,
+    pub depth: Option<u32>,
+}
+
+impl Verification {
+    /// One short line for plots: Elo, error, games and whether it is significant.
+    pub fn short(&self) -> String {
+        let s = &self.stats;
+        format!(
+            "{:+.1} ± {:.1} Elo over {} games ({}): {}",
+            s.elo + 0.0,
+            s.elo_error,
+            s.games,
+            match self.mode {
+                VerifyMode::Sprt => "SPRT",
+                _ => "fixed",
+            },
+            if self.significant {
+                "significant gain"
+            } else {
+                "no significant gain"
+            }
+        )
+    }
+
+    pub fn summary(&self) -> String {
+        let s = &self.stats;
+        format!(
+            "{:+.1} ± {:.1} Elo over {} games (W{} D{} L{}, LOS {:.1}%): {}",
+            s.elo + 0.0,
+            s.elo_error,
+            s.games,
+            s.wins,
+            s.draws,
+            s.losses,
+            s.los * 100.0,
+            self.verdict
+        )
+    }
+}
+
+/// Tuned against start: SPRT (elo0, elo1, alpha = beta = 0.05) checked after every batch of
+/// pairs, or a fixed number of games. Returns `None` with `--verify none` (or when stopped
+/// before any game).
+pub fn verify(
+    tuned: &ParamSet,
+    start: &ParamSet,
+    common: &CommonSettings,
+) -> Result<Option<Verification>, TuneError> {
+    if common.verify == VerifyMode::None || common.verify_games < 2 {
+        return Ok(None);
+    }
+    let other = untuned_defaults(tuned.kind());
+    let a = tuned.player("tuned", &other)?;
+    let b = start.player("start", &other)?;
+    let sprt = SprtConfig {
+        elo0: common.elo0,
+        elo1: common.elo1,
+        alpha: 0.05,
+        beta: 0.05,
+    };
+    let total_pairs = (common.verify_games / 2).max(1) as u64;
+    let batch = (crate::exec::slots(common.threads()) as u64 * 2).max(4);
+    let seed = mix(common.seed, &[0x7e51f1]);
+    let bar = crate::progress::Progress::new(
+        total_pairs * 2,
+        0,
+        "verify {bar:30} {pos}/{len} games {msg}",
+        "verify",
+    );
+    let mut total = MatchResult::default();
+    let mut done = 0u64;
+    let mut verdict = SprtVerdict::Continue;
+    while done < total_pairs {
+        let end = (done + batch).min(total_pairs);
+        let r = play_pairs(&a, &b, done..end, seed, common);
+        total += r;
+        done = end;
+        let st = MatchStats::from(&total);
+        bar.set(
+            done * 2,
+            format!("{:+.1} ± {:.1} Elo", st.elo, st.elo_error),
+        );
+        if common.verify == VerifyMode::Sprt {
+            verdict = sprt.status(&total).verdict;
+            if verdict != SprtVerdict::Continue {
+                break;
+            }
+        }
+        if stop_requested() {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let st = MatchStats::from(&total);
+    let status = sprt.status(&total);
+    let llr = status.llr;
+    let (verdict_text, significant) = match common.verify {
+        VerifyMode::Sprt => match verdict {
+            SprtVerdict::H1 => (
+                format!(
+                    "SPRT accepted H1 (elo1 = {}): the gain is significant",
+                    common.elo1
+                ),
+                true,
+            ),
+            SprtVerdict::H0 => (
+                format!(
+                    "SPRT accepted H0 (elo0 = {}): no significant gain",
+                    common.elo0
+                ),
+                false,
+            ),
+            SprtVerdict::Continue => {
+                let sig = st.elo - st.elo_error > 0.0;
+                (
+                    format!(
+                        "SPRT inconclusive after {} games (LLR {llr:.2} in [{:.2}, {:.2}]); \
+                         the 95% interval {} zero",
+                        st.games,
+                        status.lower,
+                        status.upper,
+                        if sig { "lies above" } else { "includes" }
+                    ),
+                    false,
+                )
+            }
+        },
+        _ => {
+            let sig = st.elo - st.elo_error > 0.0;
+            (
+                if sig {
+                    "the 95% interval lies above zero: the gain is significant".to_string()
+                } else {
+                    "the 95% interval includes zero: no significant gain".to_string()
+                },
+                sig,
+            )
+        }
+    };
+    Ok(Some(Verification {
+        mode: common.verify,
+        stats: st,
+        llr,
+        llr_lower: status.lower,
+        llr_upper: status.upper,
+        verdict: verdict_text,
+        significant,
+        nodes: common.match_config(0).nodes,
+        depth: common.depth,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Variant;
+    use crate::tune::common::CommonArgs;
+    use crate::tune::space::SpaceKind;
+
+    #[derive(clap::Parser)]
+    struct T {
+        #[command(flatten)]
+        a: CommonArgs,
+    }
+
+    /// `--variant jieqi`: the tuners' games (and so the verification match) are seeded deals,
+    /// a different deal for every pair seed; the variant is recorded, and a config.json written
+    /// before the field existed reads as Xiangqi.
+    #[test]
+    fn jieqi_runs_play_seeded_deals() {
+        use clap::Parser;
+        let common = CommonSettings::from(
+            &T::parse_from([
+                "t",
+                "--variant",
+                "jieqi",
+                "--depth",
+                "1",
+                "--concurrency",
+                "2",
+            ])
+            .a,
+        );
+        assert_eq!(common.variant, Variant::Jieqi);
+        let start = ParamSet::default_of(SpaceKind::Eval);
+        let other = untuned_defaults(SpaceKind::Eval);
+        let a = start.player("a", &other).unwrap();
+        let b = start.player("b", &other).unwrap();
+        let (r, games) = play_pairs_games(&a, &b, 0..2, 5, &common);
+        assert_eq!(r.games(), 4);
+        let deals: Vec<u64> = games.iter().map(|g| g.deal_seed.unwrap()).collect();
+        assert_eq!(deals[0], deals[1], "a pair plays one deal twice");
+        assert_ne!(deals[0], deals[2], "pairs get their own deals");
+        for g in &games {
+            let start = crate::core::Position::from_fen(&g.opening_fen).unwrap();
+            assert_eq!(start.variant(), Variant::Jieqi);
+        }
+        let mut json = serde_json::to_value(&common).unwrap();
+        assert_eq!(json["variant"], "jieqi");
+        json.as_object_mut().unwrap().remove("variant");
+        let old: CommonSettings = serde_json::from_value(json).unwrap();
+        assert_eq!(old.variant, Variant::Xiangqi);
+        let (_, xiangqi) = play_pairs_games(&a, &b, 0..1, 5, &old);
+        assert!(xiangqi.iter().all(|g| g.deal_seed.is_none()));
+    }
+}
