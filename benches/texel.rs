@@ -1,8 +1,8 @@
 //! Texel epoch speed: one loss + gradient pass over one million real traces, the Xiangqi
 //! quiet positions of `datasets/ccpd-quiet.epd.gz` cycled up to 1M rows, traced under the
 //! default parameters with every (Xiangqi) parameter selected, loaded through the tuner's own
-//! path (`TexelData::load`) and summed as its optimiser asks (`TrainObjective::loss_grad`).
-//! `cargo bench --bench texel`; issue 16 asks for at most 40 ms per pass on 2 cores.
+//! path (`TexelShare::load`) and summed as its optimiser asks (`TrainObjective::loss_grad`).
+//! `cargo bench --bench texel` (the figures: docs/measurements.md).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::io::{BufRead, Write};
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use xqtune::eval::EvalParams;
 use xqtune::exec::Distributed;
 use xqtune::tune::dataset::open_maybe_gz;
-use xqtune::tune::texel::data::{Dataset, LoadSpec, TexelData};
+use xqtune::tune::texel::data::{LoadSpec, TexelDataset, TexelShare};
 use xqtune::tune::texel::eval_space;
 use xqtune::tune::texel::fit::{Objective, TrainObjective};
 
@@ -46,7 +46,7 @@ fn bench(c: &mut Criterion) {
         only: String::new(),
         lambda: 0.0,
     };
-    let data = TexelData::load(&spec, &space, &|_| true).expect("load");
+    let data = TexelShare::load(&spec, &space, &|_| true).expect("load");
     let _ = std::fs::remove_file(&path);
     let (entries, bytes): (usize, usize) = data
         .shards
@@ -61,7 +61,7 @@ fn bench(c: &mut Criterion) {
         bytes as f64 / n as f64
     );
     let theta: Vec<f64> = space.values().iter().map(|&v| v as f64).collect();
-    let train = TrainObjective(Arc::new(Dataset(Distributed::whole(data))));
+    let train = TrainObjective(Arc::new(TexelDataset(Distributed::whole(data))));
     let mut g = c.benchmark_group("texel");
     g.sample_size(10);
     g.bench_function("loss_grad_1M_real_positions", |b| {

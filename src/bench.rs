@@ -4,8 +4,8 @@
 //! engine's behaviour; commit messages end with `Bench: N`.
 //!
 //! The middlegame and endgame positions are start positions of records in the Chinese Chess
-//! Practical Dataset (CCPD), Yu-Han Tseng and Bo-Nian Chen (2026),
-//! github.com/Yvonne761/Chinese-Chess-Practical-Dataset, licensed CC BY 4.0
+//! Practical TexelDataset (CCPD), Yu-Han Tseng and Bo-Nian Chen (2026),
+//! github.com/Yvonne761/Chinese-Chess-Practical-TexelDataset, licensed CC BY 4.0
 //! (creativecommons.org/licenses/by/4.0). The openings are standard lines from the start.
 
 use crate::core::{FenError, MoveError, Position, START_FEN};

@@ -106,7 +106,7 @@ fn registry() -> crate::exec::Registry {
     crate::exec::Registry::new()
         .job::<crate::play::job::GameJob>()
         .job::<crate::tune::datagen::DatagenJob>()
-        .resident::<crate::tune::texel::data::TexelData>()
+        .resident::<crate::tune::texel::data::TexelShare>()
 }
 
 fn exit_code(result: Result<()>) -> i32 {

@@ -21,7 +21,7 @@ pub struct ImportArgs {
     /// coordinate notation.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Dataset to write: one `FEN | result | id` line per position (gzip when it ends in `.gz`).
+    /// TexelDataset to write: one `FEN | result | id` line per position (gzip when it ends in `.gz`).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
     /// Force the text encoding (utf-8, gbk, gb18030, big5) instead of detecting it.

@@ -303,7 +303,7 @@ pub struct Seat {
 }
 
 /// What a game starts from: an opening of the suite (Xiangqi) or a seeded deal refereed by the
-/// [`Arbiter`](crate::core::jieqi::Arbiter) (Jieqi, see [`super::jieqi`]).
+/// [`Arbiter`](crate::core::Arbiter) (Jieqi, see [`super::jieqi`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum GameStart {
     Opening(Opening),

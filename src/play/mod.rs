@@ -203,7 +203,7 @@ pub struct MatchArgs {
     /// Opening suite file (default: datasets/openings.txt, embedded).
     #[arg(long)]
     pub openings: Option<PathBuf>,
-    /// Name of the run (results/<timestamp>_match_<name>/).
+    /// Name of the run (`results/<timestamp>_match_<name>/`).
     #[arg(long, default_value = "match")]
     pub name: String,
     /// Sequential test, e.g. `elo0=0,elo1=5,alpha=0.05,beta=0.05`; stops the match on a decision.

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 /// Flags shared by every tuner.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CommonArgs {
-    /// Run name: the folder is results/<utc-timestamp>_<tuner>_<name>/.
+    /// Run name: the folder is `results/<utc-timestamp>_<tuner>_<name>/`.
     #[arg(long, default_value = "run")]
     pub name: String,
     /// Starting parameter file (default: the embedded defaults).
@@ -150,6 +150,16 @@ pub enum VerifyMode {
 }
 
 impl CommonSettings {
+    /// The fixed opponent of an engine run (`--opponent`), if any.
+    pub fn opponent(&self) -> Result<Option<crate::play::Engine>, TuneError> {
+        let Some(o) = self.engine.as_ref().and_then(|e| e.opponent.as_ref()) else {
+            return Ok(None);
+        };
+        Ok(Some(crate::play::Engine::External(
+            o.external("opponent", &[])?,
+        )))
+    }
+
     /// On `--resume`: the thread count and the verification given on the command line replace
     /// the recorded ones (a finished run can so be verified again with more games).
     pub fn resume_with(&mut self, a: &CommonArgs) {

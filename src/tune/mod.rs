@@ -45,7 +45,7 @@ pub enum TuneError {
     #[error("resume: {0}")]
     Resume(String),
     #[error(transparent)]
-    Dataset(#[from] dataset::DatasetError),
+    TexelDataset(#[from] dataset::DatasetError),
     #[error("optimiser: {0}")]
     Optimiser(String),
     #[error("plot: {0}")]
@@ -81,7 +81,7 @@ pub fn run_tune(cmd: TuneCommand) -> Result<()> {
 /// `xqtune plot`.
 #[derive(clap::Args, Debug)]
 pub struct PlotArgs {
-    /// Run folder (results/<run>).
+    /// Run folder (`results/<run>`).
     pub run: PathBuf,
 }
 
@@ -98,7 +98,7 @@ pub fn run_plot(a: PlotArgs) -> Result<()> {
 pub enum ParamsCommand {
     /// Copy a run's best.json into params/ after showing its verification result.
     Promote {
-        /// results/<run>/best.json (or the run folder).
+        /// `results/<run>/best.json` (or the run folder).
         best: PathBuf,
         /// Destination (default: params/xiangqi.json or params/search.json by the run's space).
         /// A run that tuned `jieqi.*` also writes its best-jieqi.json to jieqi.json beside it.

@@ -8,7 +8,7 @@
 //! Every iteration's θ is appended to `params.csv`.
 
 use super::TuneError;
-use super::common::{CommonArgs, CommonSettings, untuned_defaults};
+use super::common::{CommonArgs, untuned_defaults};
 use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuner};
 use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
@@ -460,7 +460,7 @@ pub fn play_games(
     let eb = space.apply(minus).player("minus", &other)?;
     let pairs = (s.tuner.games / 2).max(1) as u64;
     let seed = mix(s.common.seed, &[k, 3]);
-    match opponent(&s.common)? {
+    match s.common.opponent()? {
         None => {
             let (result, games) = play_pairs_games(&ea, &eb, 0..pairs, seed, &s.common);
             Ok(Played { result, games })
@@ -481,16 +481,6 @@ pub fn play_games(
 pub fn run_spsa(args: &SpsaArgs) -> Result<RunOutcome, TuneError> {
     install_ctrlc();
     run_spsa_with(args, play_games, None)
-}
-
-/// The fixed opponent of an engine run (`--opponent`), if any.
-pub fn opponent(common: &CommonSettings) -> Result<Option<crate::play::Engine>, TuneError> {
-    let Some(o) = common.engine.as_ref().and_then(|e| e.opponent.as_ref()) else {
-        return Ok(None);
-    };
-    Ok(Some(crate::play::Engine::External(
-        o.external("opponent", &[])?,
-    )))
 }
 
 /// θ+'s and θ−'s results against one opponent as one result of θ+ "against" θ−, whose

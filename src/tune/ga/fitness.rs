@@ -43,7 +43,7 @@ pub fn match_fitness(
         }
     };
     // With `--opponent` the fixed opponent is the reference every individual plays.
-    let ref_engine = match crate::tune::spsa::opponent(common) {
+    let ref_engine = match common.opponent() {
         Ok(Some(o)) => Some(o),
         _ => reference.player("reference", &other).ok(),
     };

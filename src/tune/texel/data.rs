@@ -57,7 +57,7 @@ pub struct PartialSums {
 
 /// This process's share of the dataset: every shard, or under MPI this rank's shards (shard
 /// `s` lives on rank `s mod ranks`; no rank holds the whole file).
-pub struct TexelData {
+pub struct TexelShare {
     pub shards: Vec<Shard>,
     /// Positions of the whole file in each subset (every rank counts them while streaming).
     pub train_len: usize,
@@ -110,15 +110,15 @@ pub enum TexelAnswer {
     Chunks(Vec<(usize, usize)>),
 }
 
-impl crate::exec::Resident for TexelData {
+impl crate::exec::Resident for TexelShare {
     type Spec = LoadSpec;
     type Query = TexelQuery;
     type Answer = TexelAnswer;
     type Error = TuneError;
     const KIND: &'static str = "texel";
 
-    fn load(spec: &LoadSpec, share: crate::exec::Share) -> Result<TexelData, TuneError> {
-        TexelData::load(spec, &spec.space()?, &|s| share.holds(s))
+    fn load(spec: &LoadSpec, share: crate::exec::Share) -> Result<TexelShare, TuneError> {
+        TexelShare::load(spec, &spec.space()?, &|s| share.holds(s))
     }
 
     fn answer(&self, q: &TexelQuery) -> TexelAnswer {
@@ -137,20 +137,20 @@ impl crate::exec::Resident for TexelData {
     }
 }
 
-impl TexelData {
+impl TexelShare {
     /// Streams the file and keeps the shards `keep` selects, traced under `space`; counts the
     /// positions of every subset on the way. Every bad line of a kept shard is named.
     pub fn load(
         spec: &LoadSpec,
         space: &Space,
         keep: &dyn Fn(usize) -> bool,
-    ) -> Result<TexelData, TuneError> {
+    ) -> Result<TexelShare, TuneError> {
         let path = &spec.data;
         let reader = dataset::open_maybe_gz(path)?;
         let cut = (spec.validation.clamp(0.0, 0.9) * 1_000_000.0) as u64;
         let is_val = |line: usize| mix(spec.seed, &[line as u64, 0x5917]) % 1_000_000 < cut;
         let max = spec.max_positions.unwrap_or(usize::MAX);
-        let mut data = TexelData {
+        let mut data = TexelShare {
             shards: Vec::new(),
             train_len: 0,
             val_len: 0,
@@ -292,20 +292,20 @@ impl TexelData {
 }
 
 /// The whole dataset of a run: every rank's share, asked through the executor.
-pub struct Dataset(pub Distributed<TexelData>);
+pub struct TexelDataset(pub Distributed<TexelShare>);
 
-impl Dataset {
+impl TexelDataset {
     /// Loads `spec` on every rank (this process alone when nothing is distributed).
-    pub fn load(spec: &LoadSpec) -> Result<Dataset, TuneError> {
-        match crate::exec::load::<TexelData>(spec) {
-            Ok(d) => Ok(Dataset(d)),
+    pub fn load(spec: &LoadSpec) -> Result<TexelDataset, TuneError> {
+        match crate::exec::load::<TexelShare>(spec) {
+            Ok(d) => Ok(TexelDataset(d)),
             Err(ExecError::Here(e)) => Err(e),
             Err(e @ ExecError::Rank { .. }) => Err(TuneError::Io(e.to_string())),
         }
     }
 
     /// This process's share.
-    pub fn local(&self) -> &TexelData {
+    pub fn local(&self) -> &TexelShare {
         self.0.local()
     }
 
@@ -437,11 +437,11 @@ mod tests {
 
     /// One shard of synthetic traces: three full chunks and a short one of training positions
     /// (the short one also returned alone), and validation positions.
-    fn synthetic_data(p: usize, seed: u64) -> (Dataset, TraceSet, Vec<f64>) {
+    fn synthetic_data(p: usize, seed: u64) -> (TexelDataset, TraceSet, Vec<f64>) {
         let (full, truth) = synthetic(3 * CHUNK, p, 1.0, seed);
         let (last, _) = synthetic(100, p, 1.0, seed + 1);
         let (val, _) = synthetic(500, p, 1.0, seed + 2);
-        let data = TexelData {
+        let data = TexelShare {
             shards: vec![Shard {
                 id: 0,
                 train: TraceSet::concat(&[full, last.clone()]),
@@ -450,7 +450,7 @@ mod tests {
             train_len: 3 * CHUNK + 100,
             val_len: 500,
         };
-        (Dataset(Distributed::whole(data)), last, truth)
+        (TexelDataset(Distributed::whole(data)), last, truth)
     }
 
     #[test]

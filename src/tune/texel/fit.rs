@@ -2,7 +2,7 @@
 //! data), K by Brent's method, and L-BFGS with a More-Thuente line search, stepped one
 //! iteration at a time so the run driver can checkpoint between epochs.
 
-use super::data::{Dataset, Subset};
+use super::data::{Subset, TexelDataset};
 use super::trace::TraceSet;
 use crate::tune::TuneError;
 use argmin::core::{
@@ -30,7 +30,7 @@ impl Objective for TraceSet {
 }
 
 /// The training part of the run's data as the optimiser's objective.
-pub struct TrainObjective(pub Arc<Dataset>);
+pub struct TrainObjective(pub Arc<TexelDataset>);
 
 impl Objective for TrainObjective {
     fn loss(&self, theta: &[f64], k: f64) -> f64 {
@@ -43,7 +43,7 @@ impl Objective for TrainObjective {
 
 /// The training part against its results alone: what K is fitted on, so that the search
 /// scores' `σ(K·score)` does not pull K towards itself.
-pub struct ResultsObjective(pub Arc<Dataset>);
+pub struct ResultsObjective(pub Arc<TexelDataset>);
 
 impl Objective for ResultsObjective {
     fn loss(&self, theta: &[f64], k: f64) -> f64 {

@@ -34,7 +34,7 @@ use super::files::{self, csv_float};
 use super::space::{ParamSet, Space, SpaceKind};
 use super::stop::install_ctrlc;
 use crate::eval::EvalParams;
-use data::{Dataset, LoadSpec, Subset};
+use data::{LoadSpec, Subset, TexelDataset};
 use fit::{LbfgsStepper, ResultsObjective, TrainObjective, fit_k};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -253,7 +253,7 @@ pub struct TexelTuner {
     settings: RunSettings<TexelSettings>,
     space: Space,
     start: ParamSet,
-    data: Arc<Dataset>,
+    data: Arc<TexelDataset>,
     /// Built at the first step, from the checkpoint's θ on a resumed run (with fresh L-BFGS
     /// memory: the correction pairs are not checkpointed).
     lbfgs: Option<LbfgsStepper>,
@@ -294,7 +294,7 @@ impl TexelTuner {
             only: ctx.settings.common.only.clone(),
             lambda: a.lambda,
         };
-        let data = Dataset::load(&spec)?;
+        let data = TexelDataset::load(&spec)?;
         let (held, bytes) = data.local().shards.iter().fold((0, 0), |(n, b), s| {
             (
                 n + s.train.len() + s.val.len(),
