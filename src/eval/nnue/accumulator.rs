@@ -16,13 +16,19 @@ pub(crate) fn refresh_perspective<F: FeatureSet>(
     perspective: Color,
     out: &mut [Line],
 ) -> usize {
-    let mut rows: [&[Line]; MAX_ACTIVE] = [&[]; MAX_ACTIVE];
+    let mut features = [0u32; MAX_ACTIVE];
     let mut n = 0;
     F::active_features(pos, perspective, &mut |f| {
-        rows[n] = net.ft_row(f);
+        features[n] = f as u32;
         n += 1;
     });
-    simd::refresh(net.simd(), out, net.ft_bias(), &rows[..n]);
+    simd::refresh(
+        net.simd(),
+        out,
+        net.ft_bias(),
+        net.ft_weight_lines(),
+        &features[..n],
+    );
     F::bucket(pos, perspective)
 }
 

@@ -163,9 +163,20 @@ pub trait FeatureSet {
 pub const fn relative_square(perspective: Color, sq: Square) -> Square {
     match perspective {
         Color::Red => sq,
-        Color::Black => sq.flip_rank(),
+        Color::Black => Square(FLIPPED_RANK[sq.index()]),
     }
 }
+
+/// [`Square::flip_rank`] of every square: a load instead of a division by 9 in the updates.
+const FLIPPED_RANK: [u8; Square::COUNT] = {
+    let mut t = [0; Square::COUNT];
+    let mut i = 0;
+    while i < Square::COUNT {
+        t[i] = Square(i as u8).flip_rank().0;
+        i += 1;
+    }
+    t
+};
 
 /// The plane of `piece` seen by `perspective`: the perspective's own pieces take planes 0-6,
 /// the other side's 7-13, each in [`PieceType`] order.

@@ -283,6 +283,12 @@ impl Network {
         &self.ft_weights[feature * n..(feature + 1) * n]
     }
 
+    /// All feature-transformer rows, input after input.
+    #[inline(always)]
+    pub(crate) fn ft_weight_lines(&self) -> &[Line] {
+        &self.ft_weights
+    }
+
     #[inline(always)]
     pub(crate) fn ft_bias(&self) -> &[Line] {
         &self.ft_bias

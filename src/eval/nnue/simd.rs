@@ -78,18 +78,18 @@ fn avx2_detected() -> bool {
     }
 }
 
-/// `out = bias + sum(rows)`: an accumulator rebuilt from its active rows. Every slice has the
-/// length of `out`.
+/// `out = bias + sum of the rows of features`: an accumulator rebuilt from its active inputs,
+/// where row `f` is `weights[f * n..(f + 1) * n]` for `n = out.len()` (panics past the end).
 #[inline]
-pub fn refresh(simd: Simd, out: &mut [Line], bias: &[Line], rows: &[&[Line]]) {
-    debug_assert!(bias.len() == out.len() && rows.iter().all(|r| r.len() == out.len()));
+pub fn refresh(simd: Simd, out: &mut [Line], bias: &[Line], weights: &[Line], features: &[u32]) {
+    debug_assert!(bias.len() == out.len());
     #[cfg(target_arch = "x86_64")]
     if simd == Simd::Avx2 && avx2_detected() {
         // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { avx2::refresh(out, bias, rows) };
+        return unsafe { avx2::refresh(out, bias, weights, features) };
     }
     let _ = simd;
-    plain::refresh(out, bias, rows)
+    plain::refresh(out, bias, weights, features)
 }
 
 /// `out = parent + sum(added) - sum(removed)`: an accumulator updated from its parent.
@@ -154,11 +154,12 @@ mod plain {
         }
     }
 
-    pub fn refresh(out: &mut [Line], bias: &[Line], rows: &[&[Line]]) {
+    pub fn refresh(out: &mut [Line], bias: &[Line], weights: &[Line], features: &[u32]) {
+        let n = out.len();
         for (i, (o, b)) in out.iter_mut().zip(bias).enumerate() {
             let mut v = b.0;
-            for row in rows {
-                add(&mut v, &row[i]);
+            for &f in features {
+                add(&mut v, &weights[f as usize * n + i]);
             }
             o.0 = v;
         }
@@ -251,15 +252,18 @@ mod avx2 {
     fn refresh_tile<const T: usize>(
         out: &mut [Line],
         bias: &[Line],
-        rows: &[&[Line]],
+        weights: &[Line],
+        features: &[u32],
         start: usize,
     ) {
+        let n = out.len();
         let mut acc = [[_mm256_setzero_si256(); 2]; T];
         for (t, a) in acc.iter_mut().enumerate() {
             *a = load(&bias[start + t]);
         }
-        for row in rows {
-            let row = &row[start..start + T];
+        for &f in features {
+            let at = f as usize * n + start;
+            let row = &weights[at..at + T];
             for (a, line) in acc.iter_mut().zip(row) {
                 let [lo, hi] = load(line);
                 a[0] = _mm256_add_epi16(a[0], lo);
@@ -272,18 +276,17 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2")]
-    pub fn refresh(out: &mut [Line], bias: &[Line], rows: &[&[Line]]) {
+    pub fn refresh(out: &mut [Line], bias: &[Line], weights: &[Line], features: &[u32]) {
         let full = out.len() / TILE * TILE;
         for start in (0..full).step_by(TILE) {
-            refresh_tile::<TILE>(out, bias, rows, start);
+            refresh_tile::<TILE>(out, bias, weights, features, start);
         }
         for start in full..out.len() {
-            refresh_tile::<1>(out, bias, rows, start);
+            refresh_tile::<1>(out, bias, weights, features, start);
         }
     }
 
-    /// [`update`] with the row counts known at compile time, and each row cut to the output's
-    /// length so that the loop runs without bounds checks.
+    /// [`update`] with the row counts known at compile time, so that the loop unrolls.
     #[inline]
     #[target_feature(enable = "avx2")]
     fn update_n<const A: usize, const R: usize>(
@@ -292,12 +295,8 @@ mod avx2 {
         added: [&[Line]; A],
         removed: [&[Line]; R],
     ) {
-        let n = out.len();
-        let parent = &parent[..n];
-        let added = added.map(|r| &r[..n]);
-        let removed = removed.map(|r| &r[..n]);
-        for i in 0..n {
-            let [mut lo, mut hi] = load(&parent[i]);
+        for (i, (o, p)) in out.iter_mut().zip(parent).enumerate() {
+            let [mut lo, mut hi] = load(p);
             for row in &added {
                 let [a, b] = load(&row[i]);
                 lo = _mm256_add_epi16(lo, a);
@@ -308,7 +307,7 @@ mod avx2 {
                 lo = _mm256_sub_epi16(lo, a);
                 hi = _mm256_sub_epi16(hi, b);
             }
-            store(&mut out[i], [lo, hi]);
+            store(o, [lo, hi]);
         }
     }
 
@@ -419,12 +418,13 @@ mod tests {
         let mut s = 7;
         for n in [1, 3, 4, 5, 8, 16] {
             let bias = random_lines(&mut s, n, 30000);
-            let rows: Vec<Vec<Line>> = (0..33).map(|_| random_lines(&mut s, n, 30000)).collect();
-            let refs: Vec<&[Line]> = rows.iter().map(|r| r.as_slice()).collect();
+            let weights = random_lines(&mut s, 40 * n, 30000);
+            let refs: Vec<&[Line]> = weights.chunks(n).collect();
+            let features: Vec<u32> = (0..33).map(|f| (f * 7 % 40) as u32).collect();
             let mut a = vec![Line::ZERO; n];
             let mut b = vec![Line::ZERO; n];
-            refresh(Simd::Plain, &mut a, &bias, &refs);
-            refresh(Simd::Avx2, &mut b, &bias, &refs);
+            refresh(Simd::Plain, &mut a, &bias, &weights, &features);
+            refresh(Simd::Avx2, &mut b, &bias, &weights, &features);
             assert_eq!(a, b);
             update(Simd::Plain, &mut a, &bias, &refs[..1], &refs[1..3]);
             update(Simd::Avx2, &mut b, &bias, &refs[..1], &refs[1..3]);
