@@ -1,6 +1,6 @@
 //! Accumulators: the feature transformer's output for both perspectives, kept per position so
 //! that a move costs a few row additions instead of a full sum (Nasu's NNUE, 2018; Stockfish's
-//! `Accumulator`). The stack the search uses lives in [`super::stack`].
+//! `Accumulator`). The search keeps them on an [`AccumulatorStack`](super::AccumulatorStack).
 
 use super::delta::FeatureDelta;
 use super::features::{FeatureSet, MAX_ACTIVE, with_feature_set};
