@@ -20,7 +20,7 @@ const EMBEDDED: Option<&[u8]> = None;
 /// kernels. Build one from a file ([`Network::load`], [`Network::from_bytes`]), from quantised
 /// values ([`Network::from_quantised`]) or from a float network
 /// ([`FloatNetwork::quantise`](super::FloatNetwork::quantise)).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Network {
     arch: Architecture,
     description: String,
@@ -33,6 +33,18 @@ pub struct Network {
     /// FNV-1a of the file bytes before the hash ([`format`](mod@format)): the network's identity.
     hash: u64,
     simd: Simd,
+}
+
+/// The header, not the megabytes of weights.
+impl std::fmt::Debug for Network {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Network")
+            .field("arch", &self.arch)
+            .field("description", &self.description)
+            .field("hash", &format_args!("{:#018x}", self.hash))
+            .field("simd", &self.simd)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Equal weights, header and description; the kernels in use do not count.

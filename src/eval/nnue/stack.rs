@@ -46,7 +46,7 @@ const FRESH: Node = Node {
 };
 
 /// Accumulators for the current line of the search, computed lazily.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct AccumulatorStack {
     /// Lines per perspective.
     n: usize,
@@ -56,6 +56,17 @@ pub struct AccumulatorStack {
     lines: Vec<Line>,
     nodes: Vec<Node>,
     top: usize,
+}
+
+/// The shape and the depth, not the lines.
+impl std::fmt::Debug for AccumulatorStack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccumulatorStack")
+            .field("lines_per_perspective", &self.n)
+            .field("net_hash", &format_args!("{:#018x}", self.net_hash))
+            .field("depth", &self.top)
+            .finish_non_exhaustive()
+    }
 }
 
 impl AccumulatorStack {
