@@ -45,7 +45,7 @@ fn graph(dir: &str) -> BTreeMap<String, BTreeSet<String>> {
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let crate_prefix = format!(
         "crate::{}::",
-        Path::new(dir).file_name().unwrap().to_string_lossy()
+        dir.trim_start_matches("src/").replace('/', "::")
     );
     let mut sources = BTreeMap::new();
     for entry in std::fs::read_dir(&folder).unwrap() {
@@ -123,6 +123,13 @@ fn eval_has_no_import_cycle() {
     let g = graph("src/eval");
     assert!(g.len() > 5, "src/eval read: {g:?}");
     assert_eq!(find_cycle(&g), None, "import graph of src/eval: {g:?}");
+}
+
+#[test]
+fn nnue_has_no_import_cycle() {
+    let g = graph("src/eval/nnue");
+    assert!(g.len() > 5, "src/eval/nnue read: {g:?}");
+    assert_eq!(find_cycle(&g), None, "import graph of src/eval/nnue: {g:?}");
 }
 
 /// The top-level modules of `src/`, lowest layer first: a module may use only modules of a

@@ -616,8 +616,10 @@ impl Position {
     }
 
     /// Keeps the Jieqi suffixes of `m` only where they apply here and guarantees that a dark
-    /// mover carries a reveal drawn from its pool (so unmake can trust the stored move).
-    fn normalize_move(&self, m: Move) -> Move {
+    /// mover carries a reveal drawn from its pool (so unmake can trust the stored move). Public
+    /// so that an incremental evaluation can tell, before `make_move(m)`, which kind a dark
+    /// mover will show: the move's reveal in the result.
+    pub fn normalize_move(&self, m: Move) -> Move {
         let from = m.from().index();
         let to = m.to().index();
         let us = self.side;

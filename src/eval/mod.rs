@@ -13,6 +13,8 @@
 //! - [`jieqi`](mod@jieqi): the Jieqi evaluation: Jieqi piece values, whole-board advisor,
 //!   elephant and pawn tables, dark pieces worth their pool's average, plus the Xiangqi terms
 //!   that keep their meaning.
+//! - [`nnue`]: the neural-network evaluation (network files, features, accumulators,
+//!   quantised inference); it uses none of the modules above.
 //!
 //! The variant is data in the position: [`evaluate()`] dispatches on it. Whether Jieqi
 //! positions use the Jieqi terms at all is an option of the engine (`jieqi_eval`, off for the
@@ -21,6 +23,7 @@
 pub mod evaluate;
 pub mod jieqi;
 pub mod layout;
+pub mod nnue;
 pub mod params;
 pub mod score;
 pub mod tables;
