@@ -88,9 +88,9 @@ impl Searcher {
         let mut values = Vec::with_capacity(outcomes.len());
         for (r, w) in outcomes {
             self.nodes += 1;
-            pos.make_move(r);
+            self.make(pos, r);
             let v = -evaluate_for(pos, &self.eval, self.options.jieqi_eval);
-            pos.unmake_move();
+            self.unmake(pos);
             values.push((v, w));
         }
         self.combine(&values)
@@ -122,9 +122,9 @@ impl Searcher {
         let total: f64 = outcomes.iter().map(|&(_, w)| w as f64).sum();
         if outcomes.len() == 1 {
             // A single identity left: no chance at all.
-            pos.make_move(outcomes[0].0);
+            self.make(pos, outcomes[0].0);
             let v = -self.negamax(pos, -beta, -alpha, depth, ply + 1, false);
-            pos.unmake_move();
+            self.unmake(pos);
             return v;
         }
         // The chance node's own table entry: a re-search (LMR, PVS, aspiration) or a
@@ -168,9 +168,9 @@ impl Searcher {
                 (self.prob_to_cp(cb.max(0.0)).ceil() as i32 + 1).min(INF)
             };
             let child_beta = child_beta.max(child_alpha + 1);
-            pos.make_move(r);
+            self.make(pos, r);
             let v = -self.negamax(pos, -child_beta, -child_alpha, depth, ply + 1, false);
-            pos.unmake_move();
+            self.unmake(pos);
             if self.stopped {
                 self.chance_nested -= 1;
                 return 0;

@@ -11,6 +11,13 @@
 //! Jieqi: a move of a dark piece is a chance node, valued by the expectation over its reveals
 //! in [`chance`].
 //!
+//! Evaluation: the classical evaluation ([`crate::eval`]) by default; with a network
+//! ([`Searcher::with_network`]) Xiangqi positions are scored by the NNUE ([`crate::eval::nnue`]),
+//! whose accumulators an [`AccumulatorStack`] keeps in step with every move the search makes and
+//! takes back (`Searcher::make` and its siblings, the only way the search changes its
+//! position), computed lazily when a node is evaluated (Stockfish's accumulator stack). Jieqi
+//! positions keep the classical evaluation (no feature set reads dark pieces yet).
+//!
 //! Determinism: nothing but node counts and depths decides anything unless a clock limit is
 //! given, and the tables start empty after [`Searcher::new_game`], so `go nodes N` repeats
 //! exactly (Stockfish's `reprosearch.sh` contract).
@@ -32,6 +39,7 @@ pub use params::{DEFAULT_SEARCH_JSON, EngineOptions, SearchParams};
 pub use report::{SearchInfo, SearchResult, mate_in};
 
 use crate::core::{Color, Move, PieceType, Position, Repetition, Variant};
+use crate::eval::nnue::{AccumulatorStack, FeatureDelta, Network, delta_of};
 use crate::eval::{EvalParams, Partial, evaluate_for};
 use eval_cache::EvalCache;
 use ordering::{Heuristics, NO_CONT, ORDER_VALUE, ScoredMoves, StagedMoves, cont_row, piece_code};
@@ -58,6 +66,15 @@ pub struct Searcher {
     pub params: SearchParams,
     /// The switches that are not tuned numbers (chance nodes, Jieqi evaluation).
     pub options: EngineOptions,
+    /// The network that scores Xiangqi positions and this thread's accumulators for it; `None`:
+    /// the classical evaluation.
+    nnue: Option<Nnue>,
+    /// Whether the running search evaluates with the network (there is one and the root is a
+    /// Xiangqi position): the accumulators follow the moves only then.
+    nnue_on: bool,
+    /// Tests: every network evaluation checked against a from-scratch one.
+    #[cfg(test)]
+    nnue_check: Option<NnueCheck>,
     /// Chance nodes on the current path.
     chance_nested: i32,
     stop: Arc<AtomicBool>,
@@ -90,6 +107,22 @@ pub struct Searcher {
     excluded: [Move; MAX_PLY + 2],
     corr: correction::Correction,
     lmr: Box<[[i32; 64]; 64]>,
+}
+
+/// A network and the accumulators of the line being searched (one per thread).
+struct Nnue {
+    net: Arc<Network>,
+    stack: AccumulatorStack,
+}
+
+/// What the test hook saw: evaluations checked, and the null moves and captures made while the
+/// network was on (so a test knows its search went through them).
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NnueCheck {
+    pub evals: u64,
+    pub null_moves: u64,
+    pub captures: u64,
 }
 
 /// Whether `m` captures something in `pos`.
@@ -157,6 +190,10 @@ impl Searcher {
             eval,
             params,
             options: EngineOptions::default(),
+            nnue: None,
+            nnue_on: false,
+            #[cfg(test)]
+            nnue_check: None,
             chance_nested: 0,
             stop: Arc::new(AtomicBool::new(false)),
             tt: Arc::new(TranspositionTable::new(hash_mb)),
@@ -204,6 +241,40 @@ impl Searcher {
     pub fn with_options(mut self, options: EngineOptions) -> Searcher {
         self.options = options;
         self
+    }
+
+    /// The searcher with `network` scoring Xiangqi positions (`None`: the classical
+    /// evaluation everywhere). See [`Searcher::set_network`].
+    pub fn with_network(mut self, network: Option<Arc<Network>>) -> Searcher {
+        self.set_network(network);
+        self
+    }
+
+    /// Evaluates Xiangqi positions with `network` from the next search on, on every thread
+    /// (each keeps its own accumulators); `None` goes back to the classical evaluation. As
+    /// after replacing [`Searcher::eval`], call [`Searcher::new_game`]: the tables keep
+    /// evaluations of the other evaluation.
+    pub fn set_network(&mut self, network: Option<Arc<Network>>) {
+        let same = match (&self.nnue, &network) {
+            (Some(n), Some(net)) => Arc::ptr_eq(&n.net, net) || n.net.hash() == net.hash(),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.nnue = network.map(|net| Nnue {
+                stack: AccumulatorStack::new(&net),
+                net,
+            });
+        }
+        let net = self.network().cloned();
+        for h in &mut self.helpers {
+            h.set_network(net.clone());
+        }
+    }
+
+    /// The network that scores Xiangqi positions, if any.
+    pub fn network(&self) -> Option<&Arc<Network>> {
+        self.nnue.as_ref().map(|n| &n.net)
     }
 
     /// Replaces the transposition table with one of `mb` megabytes (UCI `Hash`).
@@ -279,6 +350,15 @@ impl Searcher {
         self.chance_nested = 0;
         self.stopped = false;
         self.node_limit = limits.nodes.map(|n| n.max(1));
+        // Only Xiangqi has a feature set (a Jieqi search keeps the classical evaluation, and its
+        // chance nodes never touch the accumulators).
+        self.nnue_on = false;
+        if let Some(n) = &mut self.nnue
+            && pos.variant() == Variant::Xiangqi
+        {
+            n.stack.reset(&n.net, &pos);
+            self.nnue_on = true;
+        }
         let mut tm = TimeManager::new(limits, &self.params, start);
         let uses_clock = tm.uses_clock();
         for k in self.heur.killers.iter_mut() {
@@ -471,10 +551,16 @@ impl Searcher {
     /// quiescence window, it may answer lazily instead: when material and position tables alone
     /// are so far outside the window that the other terms (almost never worth more than
     /// `qs_lazy_margin` together) cannot bring the score back into it, `(that bound, false)`.
+    /// With the network on there is no lazy answer: its value has no cheap part.
     #[inline(always)]
     fn eval_for(&mut self, pos: &Position, window: Option<(i32, i32)>) -> (i32, bool) {
         let key = pos.key();
         if let Some(v) = self.eval_cache.probe(key) {
+            return (v, true);
+        }
+        if self.nnue_on {
+            let v = self.network_eval(pos);
+            self.eval_cache.store(key, v);
             return (v, true);
         }
         let v = match Partial::new(pos, &self.eval, self.options.jieqi_eval) {
@@ -497,6 +583,93 @@ impl Searcher {
         (v, true)
     }
 
+    /// The static evaluation of `pos`, the position the search is at, without the cache: the
+    /// network's while it is on, else the classical one; clear of the mate range either way.
+    #[inline(always)]
+    fn static_eval(&mut self, pos: &Position) -> i32 {
+        if self.nnue_on {
+            self.network_eval(pos)
+        } else {
+            static_eval(pos, &self.eval, self.options)
+        }
+    }
+
+    /// The network's evaluation of `pos`, which must be the position at the top of the
+    /// accumulator stack (the search's current position), clamped as the classical one is.
+    #[inline(always)]
+    fn network_eval(&mut self, pos: &Position) -> i32 {
+        let Some(n) = &mut self.nnue else {
+            return static_eval(pos, &self.eval, self.options);
+        };
+        let v = n.stack.evaluate(&n.net, pos);
+        #[cfg(test)]
+        if let Some(check) = &mut self.nnue_check {
+            assert_eq!(
+                v,
+                n.net.evaluate_position(pos),
+                "lazy network evaluation differs from a fresh one at {pos:?} (stack depth {})",
+                n.stack.depth()
+            );
+            check.evals += 1;
+        }
+        clamp_eval(v)
+    }
+
+    /// Plays `m` in the search: the position and, while the network is on, its accumulators
+    /// (the move's delta is read from the position before the move). Every move the search
+    /// makes goes through here and [`Searcher::unmake`].
+    #[inline(always)]
+    pub(super) fn make(&mut self, pos: &mut Position, m: Move) {
+        if self.nnue_on
+            && let Some(n) = &mut self.nnue
+        {
+            #[cfg(test)]
+            if let Some(check) = &mut self.nnue_check {
+                check.captures += pos.is_capture(m) as u64;
+            }
+            n.stack.push(delta_of(pos, m));
+        }
+        pos.make_move(m);
+    }
+
+    /// Takes back the last [`Searcher::make`].
+    #[inline(always)]
+    pub(super) fn unmake(&mut self, pos: &mut Position) {
+        pos.unmake_move();
+        if self.nnue_on
+            && let Some(n) = &mut self.nnue
+        {
+            n.stack.pop();
+        }
+    }
+
+    /// A null move (the side to move passes): no piece moves, so the accumulators are the
+    /// parent's.
+    #[inline(always)]
+    fn make_null(&mut self, pos: &mut Position) {
+        if self.nnue_on
+            && let Some(n) = &mut self.nnue
+        {
+            #[cfg(test)]
+            if let Some(check) = &mut self.nnue_check {
+                check.null_moves += 1;
+            }
+            n.stack.push(FeatureDelta::NONE);
+        }
+        pos.make_null();
+    }
+
+    /// Takes back [`Searcher::make_null`].
+    #[inline(always)]
+    fn unmake_null(&mut self, pos: &mut Position) {
+        pos.unmake_null();
+        if self.nnue_on
+            && let Some(n) = &mut self.nnue
+        {
+            n.stack.pop();
+        }
+    }
+
     /// Counts a node of `ply`; false when the search must unwind (stopped, or the node or time
     /// budget is spent).
     #[inline(always)]
@@ -505,6 +678,13 @@ impl Searcher {
             return false;
         }
         self.nodes += 1;
+        #[cfg(test)]
+        if self.nnue_check.is_some()
+            && self.nnue_on
+            && let Some(n) = &self.nnue
+        {
+            assert_eq!(n.stack.depth(), ply, "the accumulator stack is out of step");
+        }
         if self.check_stop() {
             return false;
         }
@@ -587,11 +767,7 @@ impl Searcher {
                 return s;
             }
             if ply >= MAX_PLY - 1 {
-                return if in_check {
-                    0
-                } else {
-                    static_eval(pos, &self.eval, self.options)
-                };
+                return if in_check { 0 } else { self.static_eval(pos) };
             }
             // Mate distance pruning: no line from here beats a mate already found nearer.
             alpha = alpha.max(-(MATE - ply as i32));
@@ -669,9 +845,9 @@ impl Searcher {
                     + depth / p.nmp_depth_divisor.max(1)
                     + ((static_eval - beta) / p.nmp_eval_divisor.max(1)).min(3);
                 self.cont_stack[ply] = NO_CONT;
-                pos.make_null();
+                self.make_null(pos);
                 let v = -self.negamax(pos, -beta, -beta + 1, depth - 1 - r, ply + 1, !cut_node);
-                pos.unmake_null();
+                self.unmake_null(pos);
                 if self.stopped {
                     return 0;
                 }
@@ -826,10 +1002,10 @@ impl Searcher {
                 }
                 self.tt.prefetch(pos.key_after(m));
                 self.cont_stack[ply] = cont_row(code, m.to().index());
-                pos.make_move(m);
+                self.make(pos, m);
                 let gives_check = pos.in_check();
                 if prunable && !gives_check && prune(searched, alpha) {
-                    pos.unmake_move();
+                    self.unmake(pos);
                     picker.skip_quiets_outside(pos, check_zone);
                     continue;
                 }
@@ -876,7 +1052,7 @@ impl Searcher {
                         score = -self.negamax(pos, -beta, -alpha, new_depth, ply + 1, false);
                     }
                 }
-                pos.unmake_move();
+                self.unmake(pos);
                 if self.stopped {
                     return 0;
                 }
@@ -982,11 +1158,7 @@ impl Searcher {
         }
         let in_check = pos.in_check();
         if ply >= MAX_PLY - 1 {
-            return if in_check {
-                0
-            } else {
-                static_eval(pos, &self.eval, self.options)
-            };
+            return if in_check { 0 } else { self.static_eval(pos) };
         }
         let pv_node = beta - alpha > 1;
         let key = pos.key();
@@ -1052,9 +1224,9 @@ impl Searcher {
                 // A dark capture: the expectation of the reveals' static evaluations.
                 self.chance_static(pos, m)
             } else {
-                pos.make_move(m);
+                self.make(pos, m);
                 let v = -self.qsearch(pos, -beta, -alpha, ply + 1);
-                pos.unmake_move();
+                self.unmake(pos);
                 v
             };
             if self.stopped {
@@ -1086,3 +1258,6 @@ impl Searcher {
         best
     }
 }
+
+#[cfg(test)]
+mod nnue_tests;

@@ -1,6 +1,6 @@
 //! Lazy SMP (<https://www.chessprogramming.org/Lazy_SMP>), as the Stockfish family does it:
 //! `Threads` searchers iterate on the same root at once, each with its own heuristics, stacks
-//! and evaluation cache, and meet only in the shared transposition table, where one thread's
+//! (the network's accumulators among them) and evaluation cache, and meet only in the shared transposition table, where one thread's
 //! results steer the others' move ordering and cut-offs. The thread that was asked to search
 //! (the main thread) alone keeps the clock, prints `info` and chooses the move (its own best:
 //! simple, and never worse than one thread at the same depth); the helpers iterate until it
@@ -87,6 +87,8 @@ impl Searcher {
             let mut h = Searcher::new(self.eval.clone(), self.params, 1);
             h.tt = self.tt.clone();
             h.options = self.options;
+            // Its own accumulators for the same network.
+            h.set_network(self.network().cloned());
             self.helpers.push(h);
         }
         if n == 1 {
@@ -155,6 +157,7 @@ impl Searcher {
             h.eval = self.eval.clone();
             h.params = self.params;
             h.options = self.options;
+            h.set_network(self.network().cloned());
         }
         let mut result = std::thread::scope(|scope| {
             for (i, h) in helpers.iter_mut().enumerate() {
