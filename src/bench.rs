@@ -10,6 +10,7 @@
 
 use crate::core::{FenError, MoveError, Position, START_FEN};
 use crate::eval::EvalParams;
+use crate::eval::nnue::Network;
 use crate::search::{SearchLimits, SearchParams, Searcher};
 use std::sync::Arc;
 use std::time::Instant;
@@ -174,11 +175,13 @@ impl BenchReport {
     }
 }
 
-/// Searches every bench position to `depth` with a fresh searcher (16 MB table).
+/// Searches every bench position to `depth` with a fresh searcher (16 MB table), evaluating
+/// with `network` when one is given (else the classical evaluation with `eval`).
 pub fn run_bench(
     depth: u32,
     eval: Arc<EvalParams>,
     params: SearchParams,
+    network: Option<Arc<Network>>,
     mut per_position: impl FnMut(usize, &Position, u64),
 ) -> Result<BenchReport, BenchError> {
     let positions = bench_positions()?;
@@ -189,7 +192,7 @@ pub fn run_bench(
     let start = Instant::now();
     let mut nodes = 0;
     for (i, pos) in positions.iter().enumerate() {
-        let mut s = Searcher::new(eval.clone(), params, 16);
+        let mut s = Searcher::new(eval.clone(), params, 16).with_network(network.clone());
         let r = s.search(pos, &limits, &mut |_| {});
         nodes += r.nodes;
         per_position(i, pos, r.nodes);
@@ -219,14 +222,25 @@ mod tests {
     fn bench_is_deterministic() {
         let e = Arc::new(EvalParams::default());
         let p = SearchParams::default();
-        let a = run_bench(3, e.clone(), p, |_, _, _| {}).unwrap();
-        let b = run_bench(3, e, p, |_, _, _| {}).unwrap();
+        let a = run_bench(3, e.clone(), p, None, |_, _, _| {}).unwrap();
+        let b = run_bench(3, e.clone(), p, None, |_, _, _| {}).unwrap();
         assert_eq!(a.nodes, b.nodes);
         assert!(a.nodes > 0);
+        // With a network: deterministic too, and another search.
+        let net = Some(Arc::new(Network::random(
+            1,
+            64,
+            8,
+            crate::eval::nnue::Activation::SCReLU,
+        )));
+        let c = run_bench(3, e.clone(), p, net.clone(), |_, _, _| {}).unwrap();
+        let d = run_bench(3, e, p, net, |_, _, _| {}).unwrap();
+        assert_eq!(c.nodes, d.nodes);
+        assert_ne!(c.nodes, a.nodes);
     }
 }
 
-/// `xqtune bench [depth] [--params FILE] [--search-params FILE]`.
+/// `xqtune bench [depth] [--params FILE] [--search-params FILE] [--net FILE]`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {
     /// Search depth in plies.
@@ -238,14 +252,23 @@ pub struct BenchArgs {
     /// Search parameters file (default: the embedded one).
     #[arg(long)]
     pub search_params: Option<std::path::PathBuf>,
+    /// NNUE network file: Xiangqi positions are evaluated with it (default: the engine's
+    /// default, the embedded network if the build has one, else the classical evaluation).
+    #[arg(long, value_name = "FILE")]
+    pub net: Option<std::path::PathBuf>,
 }
 
 /// Runs the bench and prints per-position counts and Stockfish's summary lines.
 pub fn run_cli(args: &BenchArgs) -> anyhow::Result<()> {
     let (eval, params) =
         crate::uci::load_params(args.params.as_deref(), args.search_params.as_deref())?;
+    // As the engine: the embedded network, if any, unless a file is given.
+    let network = crate::uci::load_network(args.net.as_deref())?.or_else(Network::embedded);
+    if let Some(n) = &network {
+        eprintln!("Network: {} (hash {:016x})", n.description(), n.hash());
+    }
     let total = BENCH_POSITIONS.len();
-    let report = run_bench(args.depth, Arc::new(eval), params, |i, pos, n| {
+    let report = run_bench(args.depth, Arc::new(eval), params, network, |i, pos, n| {
         eprintln!("Position: {}/{total} ({}) nodes {n}", i + 1, pos.to_fen());
     })?;
     println!("===========================");

@@ -402,6 +402,8 @@ fn tune_options_offer_every_parameter_and_only_with_the_flag() {
         "paramsfile",
         "skill",
         "uci_variant",
+        "evalfile",
+        "use nnue",
     ] {
         assert!(!names.iter().any(|n| n == fixed), "{fixed}");
     }
@@ -741,4 +743,140 @@ fn move_overhead_option_is_offered_checked_and_keeps_time_back() {
     assert_bestmove_from_start(&out);
     assert!(info_times(&out).iter().all(|&t| t < 1000), "{out:?}");
     s.quit();
+}
+
+/// A random network's file in a fresh temporary folder (a stand-in: there is no trained one).
+fn network_file(name: &str, seed: u64) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("xqtune-uci-nnue-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    xqtune::eval::nnue::Network::random(seed, 32, 4, xqtune::eval::nnue::Activation::SCReLU)
+        .save(&path)
+        .unwrap();
+    path
+}
+
+/// The last `info depth` line of `go depth 5` from the start after `ucinewgame`, without its
+/// clock fields, and the best move: what the evaluation in use decides.
+fn start_signature(s: &mut Session) -> String {
+    s.send("ucinewgame");
+    s.send("position startpos");
+    s.send("go depth 5");
+    let out = s.until("bestmove");
+    let last = last_info(&out);
+    let score = last.split(" nps ").next().unwrap();
+    let pv = last.split(" pv ").nth(1).unwrap();
+    format!("{score} | {pv} | {}", out.last().unwrap())
+}
+
+/// `EvalFile` loads a network, `Use NNUE` switches to it (and refuses without one), a file
+/// that does not load is an error naming it and keeps the previous network, and `--net` starts
+/// the engine as `EvalFile` plus `Use NNUE true` do.
+#[test]
+fn nnue_options_load_switch_and_keep_the_previous_network() {
+    let net = network_file("a.nnue", 1);
+    let net_text = net.display().to_string();
+    let bad = net.with_file_name("truncated.nnue");
+    let bytes = std::fs::read(&net).unwrap();
+    std::fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
+    let bad_text = bad.display().to_string();
+
+    let mut s = Session::start(&[]);
+    s.send("uci");
+    let hello = s.until("uciok");
+    for line in [
+        "option name EvalFile type string default <empty>",
+        "option name Use NNUE type check default false",
+    ] {
+        assert!(hello.iter().any(|l| l == line), "{line} missing: {hello:?}");
+    }
+    let classical = start_signature(&mut s);
+    let errors = error_lines(&mut s, &["setoption name Use NNUE value true"]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("no network"), "{errors:?}");
+    assert_eq!(start_signature(&mut s), classical);
+
+    // Loaded but not in use: still classical.
+    s.send(&format!("setoption name EvalFile value {net_text}"));
+    s.send("isready");
+    let out = s.until("readyok");
+    assert!(
+        out.iter()
+            .any(|l| l.starts_with("info string EvalFile:") && l.contains(&net_text)),
+        "{out:?}"
+    );
+    assert!(!out.iter().any(|l| l.contains("error")), "{out:?}");
+    assert_eq!(start_signature(&mut s), classical);
+    assert!(error_lines(&mut s, &["setoption name Use NNUE value true"]).is_empty());
+    let nnue = start_signature(&mut s);
+    assert_ne!(nnue, classical);
+
+    // Bad files: an error naming the file and the problem; the network stays.
+    let errors = error_lines(
+        &mut s,
+        &[
+            &format!("setoption name EvalFile value {bad_text}"),
+            "setoption name EvalFile value /nonexistent/x.nnue",
+            "setoption name Use NNUE value maybe",
+        ],
+    );
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(errors[0].contains(&bad_text) && errors[0].contains("truncated"));
+    assert!(errors[1].contains("/nonexistent/x.nnue"));
+    assert!(errors[2].contains("maybe"));
+    assert_eq!(start_signature(&mut s), nnue);
+
+    assert!(error_lines(&mut s, &["setoption name Use NNUE value false"]).is_empty());
+    assert_eq!(start_signature(&mut s), classical);
+    s.quit();
+
+    // --net: the same engine from the start.
+    let mut s = Session::start(&["uci", "--net", &net_text]);
+    assert_eq!(start_signature(&mut s), nnue);
+    // EvalFile empty: the embedded network, none in this build, so classical again.
+    s.send("setoption name EvalFile value <empty>");
+    assert_eq!(start_signature(&mut s), classical);
+    s.quit();
+
+    // UCCI spells them evalfile and usennue.
+    let mut s = Session::start(&[]);
+    s.send("ucci");
+    let hello = s.until("ucciok");
+    assert!(
+        hello
+            .iter()
+            .any(|l| l == "option evalfile type string default <empty>"),
+        "{hello:?}"
+    );
+    assert!(
+        hello
+            .iter()
+            .any(|l| l.starts_with("option usennue type check"))
+    );
+    let errors = error_lines(
+        &mut s,
+        &[
+            &format!("setoption evalfile {net_text}"),
+            "setoption usennue true",
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    s.send("position startpos");
+    s.send("go depth 3");
+    assert_bestmove_from_start(&s.until("bestmove"));
+    s.quit();
+
+    // A --net that does not load stops the engine with the file named.
+    let o = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["uci", "--net", &bad_text])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&bad_text) && err.contains("truncated"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(net.parent().unwrap());
 }

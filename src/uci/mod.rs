@@ -22,6 +22,7 @@ pub use protocol::{Protocol, info_line};
 
 use crate::core::{Position, Variant};
 use crate::eval::EvalParams;
+use crate::eval::nnue::Network;
 use crate::search::time::MOVE_OVERHEAD_MS;
 use crate::search::{SearchLimits, SearchParams, Searcher, Skill};
 use options::TuneOptions;
@@ -41,6 +42,11 @@ pub struct UciArgs {
     /// Search parameters file (default: the embedded params/search.json).
     #[arg(long)]
     pub search_params: Option<PathBuf>,
+    /// NNUE network file: Xiangqi positions are evaluated with it (`EvalFile` and
+    /// `Use NNUE true`). Default: the embedded network if the build has one, else the classical
+    /// evaluation.
+    #[arg(long, value_name = "FILE")]
+    pub net: Option<PathBuf>,
     /// Also offer every search and evaluation parameter as a `spin` option (as a Stockfish
     /// `TUNE()` build does), for tuning this engine through UCI.
     #[arg(long)]
@@ -87,6 +93,11 @@ pub struct Session {
     variant: Variant,
     /// `--tune-options`: the parameters offered as options, if asked for.
     tune: Option<TuneOptions>,
+    /// The network of `EvalFile` (or `--net`, or the embedded one), if any, loaded whether or
+    /// not it is in use.
+    network: Option<Arc<Network>>,
+    /// `Use NNUE`: Xiangqi positions are evaluated with `network` (never true without one).
+    use_nnue: bool,
     /// An evaluation option changed since the tables were last cleared: their scores are
     /// stale, so the next `go` starts from clear tables unless `ucinewgame` came first.
     eval_changed: bool,
@@ -97,8 +108,13 @@ pub struct Session {
 }
 
 impl Session {
+    /// A session with the engine's default evaluation: the embedded network when the build
+    /// has one ([`Network::embedded`]), else the classical evaluation with `eval`.
     pub fn new(eval: EvalParams, params: SearchParams, out: Output) -> Session {
-        let searcher = Searcher::new(Arc::new(eval), params, DEFAULT_HASH_MB);
+        let network = Network::embedded();
+        let use_nnue = network.is_some();
+        let searcher =
+            Searcher::new(Arc::new(eval), params, DEFAULT_HASH_MB).with_network(network.clone());
         let stop = searcher.stop_handle();
         Session {
             out,
@@ -113,9 +129,19 @@ impl Session {
             move_overhead_ms: MOVE_OVERHEAD_MS,
             variant: Variant::Xiangqi,
             tune: None,
+            network,
+            use_nnue,
             eval_changed: false,
             last_position: None,
         }
+    }
+
+    /// The session evaluating Xiangqi positions with `network` (`--net`).
+    pub fn with_network(mut self, network: Arc<Network>) -> Session {
+        self.network = Some(network);
+        self.use_nnue = true;
+        self.apply_network();
+        self
     }
 
     fn say(&self, line: &str) {
@@ -287,11 +313,20 @@ impl Session {
     }
 }
 
-/// Runs the protocol on stdin/stdout until `quit` or end of input; `tune_options` offers every
-/// parameter as an option (`--tune-options`).
-pub fn run(eval: EvalParams, params: SearchParams, tune_options: bool) -> anyhow::Result<()> {
+/// Runs the protocol on stdin/stdout until `quit` or end of input; `network` evaluates Xiangqi
+/// positions (`--net`; `None`: the default evaluation), `tune_options` offers every parameter
+/// as an option (`--tune-options`).
+pub fn run(
+    eval: EvalParams,
+    params: SearchParams,
+    network: Option<Arc<Network>>,
+    tune_options: bool,
+) -> anyhow::Result<()> {
     let out: Output = Arc::new(Mutex::new(Box::new(std::io::stdout())));
     let mut session = Session::new(eval, params, out);
+    if let Some(net) = network {
+        session = session.with_network(net);
+    }
     if tune_options {
         session = session.with_tune_options();
     }
@@ -316,14 +351,27 @@ pub fn run(eval: EvalParams, params: SearchParams, tune_options: bool) -> anyhow
     Ok(())
 }
 
-/// `xqtune uci [--params FILE] [--search-params FILE] [--tune-options] [--print-tune]`.
+/// `xqtune uci [--params FILE] [--search-params FILE] [--net FILE] [--tune-options]
+/// [--print-tune]`.
 pub fn run_with_args(args: &UciArgs) -> anyhow::Result<()> {
     let (eval, params) = load_params(args.params.as_deref(), args.search_params.as_deref())?;
     if args.print_tune {
         print!("{}", tune_lines(&eval, &params));
         return Ok(());
     }
-    run(eval, params, args.tune_options)
+    let network = load_network(args.net.as_deref())?;
+    run(eval, params, network, args.tune_options)
+}
+
+/// The network of a `--net` flag, if given; the error names the file and what is wrong.
+pub fn load_network(path: Option<&std::path::Path>) -> anyhow::Result<Option<Arc<Network>>> {
+    use anyhow::Context;
+    path.map(|p| {
+        Network::load(p)
+            .map(Arc::new)
+            .with_context(|| format!("loading network {}", p.display()))
+    })
+    .transpose()
 }
 
 /// The evaluation and search parameters of `--params` / `--search-params` (embedded defaults

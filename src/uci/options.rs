@@ -6,6 +6,7 @@ use super::protocol::Protocol;
 use super::{DEFAULT_HASH_MB, MAX_HASH_MB, Session};
 use crate::core::{Position, Variant};
 use crate::eval::EvalParams;
+use crate::eval::nnue::{Network, NnueError};
 use crate::search::smp::MAX_THREADS;
 use crate::search::time::{MAX_MOVE_OVERHEAD_MS, MOVE_OVERHEAD_MS};
 use crate::search::{SearchParams, Skill};
@@ -82,6 +83,11 @@ impl Session {
                 self.say("option name Clear Hash type button");
                 self.say("option name ParamsFile type string default <empty>");
                 self.say("option name SearchParamsFile type string default <empty>");
+                self.say("option name EvalFile type string default <empty>");
+                self.say(&format!(
+                    "option name Use NNUE type check default {}",
+                    Network::embedded().is_some()
+                ));
                 self.say(
                     "option name Skill type combo default expert var easy var medium var hard var expert",
                 );
@@ -102,6 +108,11 @@ impl Session {
                 self.say("option usemillisec type check default false");
                 self.say("option paramsfile type string default <empty>");
                 self.say("option searchparamsfile type string default <empty>");
+                self.say("option evalfile type string default <empty>");
+                self.say(&format!(
+                    "option usennue type check default {}",
+                    Network::embedded().is_some()
+                ));
                 self.say("option skill type combo var easy var medium var hard var expert default expert");
             }
         }
@@ -179,6 +190,77 @@ impl Session {
             self.tune = Some(tune);
         }
     }
+    /// Gives the searcher the network if `Use NNUE` is on (none otherwise); the tables are
+    /// cleared before the next search when that changes the evaluation.
+    pub(super) fn apply_network(&mut self) {
+        let wanted = self.network.clone().filter(|_| self.use_nnue);
+        let mut s = self.lock_searcher();
+        let before = s.network().map(|n| n.hash());
+        s.set_network(wanted);
+        let changed = s.network().map(|n| n.hash()) != before;
+        drop(s);
+        self.eval_changed |= changed;
+    }
+
+    /// `EvalFile`: loads a network file (empty: the embedded network, if any). A file that
+    /// does not load is an error naming it and what is wrong, and the previous network stays.
+    fn set_eval_file(&mut self, value: &str) -> Result<(), String> {
+        let net = if value.is_empty() {
+            Network::embedded()
+        } else {
+            let net = Network::load(Path::new(value)).map_err(|e| match e {
+                // The I/O error names the file itself.
+                NnueError::Io { .. } => format!("EvalFile: {e}"),
+                _ => format!("EvalFile '{value}': {e}"),
+            })?;
+            Some(Arc::new(net))
+        };
+        match &net {
+            Some(n) => {
+                let a = n.architecture();
+                self.say(&format!(
+                    "info string EvalFile: {} ({:?}, hidden {}, {} buckets, {:?}, hash {:016x}): {}",
+                    if value.is_empty() { "embedded" } else { value },
+                    a.feature_set,
+                    a.hidden,
+                    a.buckets,
+                    a.activation,
+                    n.hash(),
+                    n.description()
+                ));
+            }
+            None => {
+                if self.use_nnue {
+                    self.say(
+                        "info string EvalFile: no network (none embedded); Use NNUE is now false",
+                    );
+                }
+                self.use_nnue = false;
+            }
+        }
+        self.network = net;
+        self.apply_network();
+        Ok(())
+    }
+
+    /// `Use NNUE`: whether Xiangqi positions are evaluated with the loaded network.
+    fn set_use_nnue(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let on = match value.to_ascii_lowercase().as_str() {
+            "true" | "on" => true,
+            "false" | "off" => false,
+            _ => return Err(format!("option {name}: '{value}' is not true/false")),
+        };
+        if on && self.network.is_none() {
+            return Err(format!(
+                "option {name}: no network is loaded (set EvalFile to a network file first); \
+                 the classical evaluation stays"
+            ));
+        }
+        self.use_nnue = on;
+        self.apply_network();
+        Ok(())
+    }
+
     pub(super) fn cmd_setoption(&mut self, rest: &str) -> Result<(), String> {
         // UCI: `name <name words> [value <value words>]`; UCCI: `<name> <value>`.
         let (name, value) = if let Some(r) = rest.strip_prefix("name ") {
@@ -256,6 +338,8 @@ impl Session {
                 self.lock_searcher().params = p;
                 self.refresh_tune_options();
             }
+            "evalfile" => self.set_eval_file(&value)?,
+            "use nnue" | "usennue" => self.set_use_nnue(&name, &value)?,
             "skill" => {
                 self.skill = Skill::parse(&value).ok_or_else(|| {
                     format!("option Skill: '{value}' is not one of easy, medium, hard, expert")

@@ -9,10 +9,14 @@ use super::simd::{self, LANES, Line, Simd, lanes};
 use crate::core::{Color, Position};
 use crate::util::{splitmix_next, write_atomic};
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-/// The network built into the binary, if any: once there is a trained one,
-/// `Some(include_bytes!("../../../params/xiangqi.nnue"))`.
+/// The network built into the binary, if any ([`Network::embedded`]). There is no trained
+/// network yet; once `params/xiangqi.nnue` exists, this one line becomes
+/// `const EMBEDDED: Option<&[u8]> = Some(include_bytes!("../../../params/xiangqi.nnue"));`
+/// and the engine (`xqtune uci`, `xqtune bench`) evaluates Xiangqi positions with it by default
+/// (`Use NNUE` defaults to true). Matches, tuners and datagen take a network only from their
+/// flags, so the classical evaluation they tune is unaffected.
 const EMBEDDED: Option<&[u8]> = None;
 
 /// A quantised network: i16 feature-transformer weights and biases (scale QA), i16 output
@@ -184,12 +188,16 @@ impl Network {
         write_atomic(path, &self.to_bytes())
     }
 
-    /// The network built into the binary (none yet: there is no trained network).
-    pub fn embedded() -> Option<&'static Network> {
-        static NETWORK: OnceLock<Option<Network>> = OnceLock::new();
+    /// The network built into the binary, the engine's default evaluation when there is one
+    /// (none yet: there is no trained network; see `EMBEDDED` in this file). Parsed once; every
+    /// caller shares it.
+    pub fn embedded() -> Option<Arc<Network>> {
+        static NETWORK: OnceLock<Option<Arc<Network>>> = OnceLock::new();
         NETWORK
-            .get_or_init(|| EMBEDDED.map(|b| Network::from_bytes(b).expect("embedded network")))
-            .as_ref()
+            .get_or_init(|| {
+                EMBEDDED.map(|b| Arc::new(Network::from_bytes(b).expect("embedded network")))
+            })
+            .clone()
     }
 
     /// A network with random weights of the sizes a trained one has (default quantisation,
@@ -412,7 +420,7 @@ mod tests {
         assert_eq!(a.out_weights().len(), 4 * 2 * 64);
         assert!(a.out_weights().iter().all(|w| w.abs() <= 128));
         assert_eq!(a.description(), "random network, seed 3");
-        assert!(Network::embedded().is_none());
+        assert_eq!(Network::embedded().is_some(), EMBEDDED.is_some());
     }
 
     #[test]
