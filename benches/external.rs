@@ -25,6 +25,7 @@ fn internal(name: &str) -> Engine {
         eval: Arc::new(EvalParams::default()),
         search: SearchParams::default(),
         options: EngineOptions::default(),
+        network: None,
     })
 }
 

@@ -1,4 +1,4 @@
-//! The `xqtune perft` command run as a user runs it: output format and argument errors.
+//! Commands run as a user runs them: `perft` output and argument errors, the network flags.
 
 use std::process::{Command, Output};
 
@@ -98,4 +98,83 @@ fn bad_arguments_fail_with_a_clear_message() {
         );
         assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
     }
+}
+
+/// `bench --net`, `match --a-net/--b-net` and `datagen --net`: a network changes the search,
+/// a file that does not load is an error naming it, and a network for an external engine is
+/// refused as a params file is.
+#[test]
+fn network_flags() {
+    use xqtune::eval::nnue::{Activation, Network};
+    let dir = std::env::temp_dir().join(format!("xqtune-cli-nnue-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let net = dir.join("random.nnue");
+    Network::random(1, 32, 4, Activation::SCReLU)
+        .save(&net)
+        .unwrap();
+    let net = net.to_str().unwrap();
+    let nodes = |o: &Output| {
+        assert!(o.status.success(), "{}", stderr(o));
+        stdout(o)
+            .lines()
+            .find_map(|l| l.strip_prefix("Nodes searched: "))
+            .expect("a node count")
+            .to_string()
+    };
+    let classical = nodes(&xqtune(&["bench", "4"]));
+    let with_net = nodes(&xqtune(&["bench", "4", "--net", net]));
+    assert_ne!(classical, with_net);
+    assert_eq!(with_net, nodes(&xqtune(&["bench", "4", "--net", net])));
+
+    let o = xqtune(&[
+        "match",
+        "--a-net",
+        net,
+        "--games",
+        "2",
+        "--nodes",
+        "200",
+        "--max-plies",
+        "16",
+        "--concurrency",
+        "1",
+        "--no-save",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("Score of random vs default"),
+        "{}",
+        stdout(&o)
+    );
+
+    let missing = dir.join("missing.nnue");
+    let missing = missing.to_str().unwrap();
+    let out = dir.join("data.txt");
+    let cases: [(&[&str], &str); 4] = [
+        (&["bench", "2", "--net", missing], missing),
+        (&["match", "--b-net", missing, "--no-save"], missing),
+        (
+            &[
+                "match",
+                "--a-net",
+                net,
+                "--a-cmd",
+                "some-engine",
+                "--no-save",
+            ],
+            "network file or a command",
+        ),
+        (
+            &["datagen", "--net", missing, "--out", out.to_str().unwrap()],
+            missing,
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = xqtune(args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        let err = stderr(&o);
+        assert!(err.contains(needle), "{args:?}: '{err}' lacks '{needle}'");
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

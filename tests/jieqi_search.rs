@@ -221,6 +221,7 @@ fn jieqi_match_is_reproducible() {
                 chance_mode: mode,
                 ..EngineOptions::default()
             },
+            network: None,
         })
     };
     let a = engine("chance", ChanceMode::Search);

@@ -184,6 +184,7 @@ fn internal() -> Engine {
         eval: Arc::new(EvalParams::default()),
         search: SearchParams::default(),
         options: EngineOptions::default(),
+        network: None,
     })
 }
 

@@ -16,6 +16,7 @@ fn engine(name: &str, eval: EvalParams) -> EngineConfig {
         eval: Arc::new(eval),
         search: SearchParams::default(),
         options: EngineOptions::default(),
+        network: None,
     }
 }
 
@@ -239,4 +240,50 @@ fn progress_comes_on_the_calling_thread() {
     let seen = seen.into_inner().unwrap();
     assert_eq!(seen.len(), 4);
     assert!(seen.iter().all(|&t| t == caller));
+}
+
+/// An engine with a network: its games repeat (in-process at any concurrency, and as game jobs
+/// carried through the executor's wire format), a network and no network play differently, and
+/// the PGN seat hash tells the two apart.
+#[test]
+fn network_engines_play_reproducibly_and_are_told_apart() {
+    use xqtune::eval::nnue::{Activation, Network};
+    use xqtune::exec::Job;
+    use xqtune::play::job::GameJob;
+    use xqtune::play::pool::EnginePool;
+
+    let net = Arc::new(Network::random(11, 32, 4, Activation::SCReLU));
+    let mut with_net = engine("N", EvalParams::default());
+    with_net.network = Some(net.clone());
+    let a = Engine::Internal(with_net);
+    let b = Engine::Internal(engine("C", EvalParams::default()));
+    assert_ne!(a.params_hash(), b.params_hash());
+    let cfg = tiny(1, 4);
+    let one = run_match_with_progress(&a, &b, &cfg, &|_| {}).expect("match runs");
+    let two = run_match_with_progress(&a, &b, &tiny(2, 4), &|_| {}).expect("match runs");
+    assert_eq!(pgn(&one), pgn(&two));
+    assert!(pgn(&one).contains(&a.params_hash().unwrap()));
+    // The classical engine against itself plays other games.
+    let c = run_match_with_progress(&b, &b, &cfg, &|_| {}).expect("match runs");
+    let moves = |r: &MatchReport| r.games.iter().map(|g| g.moves.clone()).collect::<Vec<_>>();
+    assert_ne!(moves(&one), moves(&c));
+
+    // A game job with the network, through bincode (the MPI wire) and back: the same network
+    // and the same game.
+    let openings = xqtune::play::default_openings();
+    let job = GameJob::of_match(&a, &b, &cfg, &openings, &[0], 0);
+    let wire: GameJob = bincode::deserialize(&bincode::serialize(&job).unwrap()).unwrap();
+    match (&wire.a, &job.a) {
+        (Engine::Internal(w), Engine::Internal(j)) => {
+            assert_eq!(w.network.as_deref(), j.network.as_deref());
+            assert_eq!(w.network.as_ref().unwrap().hash(), net.hash());
+        }
+        _ => panic!("engine A is in-process"),
+    }
+    let pool = EnginePool::new();
+    let mut here = job.run(&pool);
+    let mut there = wire.run(&pool);
+    here.duration_ms = 0;
+    there.duration_ms = 0;
+    assert_eq!(format!("{here:?}"), format!("{there:?}"));
 }

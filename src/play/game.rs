@@ -6,6 +6,7 @@
 
 use crate::core::{CaptureReveal, Color, GameResult, Move, Position};
 use crate::eval::EvalParams;
+use crate::eval::nnue::Network;
 use crate::search::{EngineOptions, SearchLimits, SearchParams, Searcher};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -647,6 +648,7 @@ pub struct InProcessPlayer {
     eval: Arc<EvalParams>,
     params: SearchParams,
     options: EngineOptions,
+    network: Option<Arc<Network>>,
     hash_mb: usize,
     searcher: Option<Searcher>,
 }
@@ -662,27 +664,38 @@ impl InProcessPlayer {
             eval,
             params,
             options,
+            network: None,
             hash_mb,
             searcher: None,
         }
+    }
+
+    /// The player evaluating Xiangqi positions with `network` (`None`: classical).
+    pub fn with_network(mut self, network: Option<Arc<Network>>) -> Self {
+        self.network = network;
+        self
+    }
+
+    fn searcher(&self) -> Searcher {
+        Searcher::new(self.eval.clone(), self.params, self.hash_mb)
+            .with_options(self.options)
+            .with_network(self.network.clone())
     }
 }
 
 impl Player for InProcessPlayer {
     fn new_game(&mut self) -> Result<(), PlayerError> {
-        self.searcher = Some(
-            Searcher::new(self.eval.clone(), self.params, self.hash_mb).with_options(self.options),
-        );
+        self.searcher = Some(self.searcher());
         Ok(())
     }
 
     fn go(&mut self, req: &GoRequest) -> Result<Reply, PlayerError> {
         let searcher = match &mut self.searcher {
             Some(s) => s,
-            None => self.searcher.insert(
-                Searcher::new(self.eval.clone(), self.params, self.hash_mb)
-                    .with_options(self.options),
-            ),
+            None => {
+                let s = self.searcher();
+                self.searcher.insert(s)
+            }
         };
         let us = req.pos.side_to_move().index();
         let limits = SearchLimits {

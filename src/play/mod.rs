@@ -29,6 +29,7 @@ pub use stats::{MatchResult, SprtConfig, SprtStatus, SprtVerdict};
 
 use crate::core::{CaptureReveal, Variant};
 use crate::eval::EvalParams;
+use crate::eval::nnue::Network;
 use crate::search::{ChanceMode, EngineOptions, SearchParams};
 use crate::util;
 use anyhow::{Context, Result, bail};
@@ -44,6 +45,11 @@ pub struct EngineConfig {
     pub search: SearchParams,
     /// The switches that are not tuned numbers (the baselines of the Jieqi measurements).
     pub options: EngineOptions,
+    /// The network that scores Xiangqi positions (`None`: the classical evaluation with
+    /// `eval`, which Jieqi positions keep either way). It travels in game jobs as its file's
+    /// bytes, checked on arrival.
+    #[serde(default)]
+    pub network: Option<Arc<Network>>,
 }
 
 /// How a match is played. `Default` gives 2 games at 5,000 nodes per move on all cores from the
@@ -155,6 +161,12 @@ pub struct MatchArgs {
     /// Engine B plays with material values only (the baseline of the engine's measurements).
     #[arg(long)]
     pub b_material_only: bool,
+    /// Engine A (in-process) evaluates Xiangqi positions with this NNUE network file.
+    #[arg(long, value_name = "FILE")]
+    pub a_net: Option<PathBuf>,
+    /// Engine B (in-process) evaluates Xiangqi positions with this NNUE network file.
+    #[arg(long, value_name = "FILE")]
+    pub b_net: Option<PathBuf>,
     /// Engine A is an external program (command line) instead of this engine.
     #[arg(long)]
     pub a_cmd: Option<String>,
@@ -277,8 +289,10 @@ fn load_eval(path: Option<&Path>) -> Result<Arc<EvalParams>> {
     }))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_engine(
     params: Option<&Path>,
+    net: Option<&Path>,
     cmd: Option<&str>,
     options: &[String],
     proto: Protocol,
@@ -289,6 +303,9 @@ fn build_engine(
     if let Some(cmd) = cmd {
         if params.is_some() {
             bail!("engine {fallback}: give either a params file or a command, not both");
+        }
+        if net.is_some() {
+            bail!("engine {fallback}: give either a network file or a command, not both");
         }
         let default_name = cmd
             .split_whitespace()
@@ -312,7 +329,8 @@ fn build_engine(
     if material_only {
         eval = Arc::new(eval.material_only());
     }
-    let default_name = match params {
+    let network = crate::uci::load_network(net).with_context(|| format!("engine {fallback}"))?;
+    let default_name = match params.or(net) {
         Some(p) => p
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())
@@ -325,6 +343,7 @@ fn build_engine(
         eval,
         search: SearchParams::default(),
         options: EngineOptions::default(),
+        network,
     }))
 }
 
@@ -332,6 +351,7 @@ fn build_engine(
 pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig)> {
     let mut a = build_engine(
         args.a.as_deref(),
+        args.a_net.as_deref(),
         args.a_cmd.as_deref(),
         &args.a_option,
         args.a_proto,
@@ -341,6 +361,7 @@ pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig
     )?;
     let mut b = build_engine(
         args.b.as_deref(),
+        args.b_net.as_deref(),
         args.b_cmd.as_deref(),
         &args.b_option,
         args.b_proto,

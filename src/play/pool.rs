@@ -37,12 +37,10 @@ impl EnginePool {
     /// player with a transposition table of `hash_mb`.
     pub fn lease(&self, engine: &Engine, hash_mb: usize) -> Lease<'_> {
         let held = match engine {
-            Engine::Internal(c) => Held::Internal(Box::new(InProcessPlayer::new(
-                c.eval.clone(),
-                c.search,
-                c.options,
-                hash_mb,
-            ))),
+            Engine::Internal(c) => Held::Internal(Box::new(
+                InProcessPlayer::new(c.eval.clone(), c.search, c.options, hash_mb)
+                    .with_network(c.network.clone()),
+            )),
             Engine::External(c) => {
                 let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
                 let found = idle.iter().position(|p| p.can_serve(c));

@@ -52,10 +52,19 @@ impl Engine {
         }
     }
 
-    /// What the PGN records to identify the parameters (the eval params hash).
+    /// What the PGN records to identify the parameters: the eval params hash, mixed with
+    /// the network's hash when the engine has one (the same parameters with and without a
+    /// network are different engines).
     pub fn params_hash(&self) -> Option<String> {
         match self {
-            Engine::Internal(c) => Some(format!("{:016x}", c.options.eval_hash(&c.eval))),
+            Engine::Internal(c) => {
+                let eval = c.options.eval_hash(&c.eval);
+                let hash = match &c.network {
+                    Some(net) => crate::util::mix(eval, &[net.hash()]),
+                    None => eval,
+                };
+                Some(format!("{hash:016x}"))
+            }
             Engine::External(_) => None,
         }
     }

@@ -31,6 +31,7 @@ use super::TuneError;
 use super::files::{io_err, read_json, write_json};
 use super::stop::{install_ctrlc, stop_requested};
 use crate::core::{Arbiter, CaptureReveal, GameResult, Move, Position, Variant};
+use crate::eval::nnue::Network;
 use crate::eval::{EvalParams, evaluate};
 use crate::play::jieqi::{deal_seed, told};
 use crate::search::{SearchLimits, SearchParams, Searcher};
@@ -77,6 +78,10 @@ pub struct DatagenArgs {
     /// Evaluation parameters of the players (default: embedded).
     #[arg(long)]
     pub params: Option<PathBuf>,
+    /// NNUE network file: the players evaluate Xiangqi positions with it (default: the
+    /// classical evaluation). The quiet filter keeps the classical evaluation of `--params`.
+    #[arg(long, value_name = "FILE")]
+    pub net: Option<PathBuf>,
     /// Replace an existing output file.
     #[arg(long)]
     pub force: bool,
@@ -97,6 +102,9 @@ pub struct DatagenSettings {
     pub skip_plies: usize,
     pub max_plies: usize,
     pub params: Option<PathBuf>,
+    /// The players' network file (absent from the progress files of runs before `--net`).
+    #[serde(default)]
+    pub net: Option<PathBuf>,
 }
 
 impl From<&DatagenArgs> for DatagenSettings {
@@ -112,6 +120,7 @@ impl From<&DatagenArgs> for DatagenSettings {
             skip_plies: a.skip_plies,
             max_plies: a.max_plies,
             params: a.params.clone(),
+            net: a.net.clone(),
         }
     }
 }
@@ -138,10 +147,18 @@ pub struct SelfPlay {
     pub max_plies: usize,
     /// The players' evaluation.
     pub eval: Arc<EvalParams>,
+    /// The players' network for Xiangqi positions (`None`: the classical evaluation). It
+    /// travels in jobs as its file's bytes, checked on arrival.
+    #[serde(default)]
+    pub network: Option<Arc<Network>>,
 }
 
 impl SelfPlay {
-    pub fn new(s: &DatagenSettings, eval: Arc<EvalParams>) -> SelfPlay {
+    pub fn new(
+        s: &DatagenSettings,
+        eval: Arc<EvalParams>,
+        network: Option<Arc<Network>>,
+    ) -> SelfPlay {
         SelfPlay {
             variant: s.variant,
             seed: s.seed,
@@ -151,6 +168,7 @@ impl SelfPlay {
             skip_plies: s.skip_plies,
             max_plies: s.max_plies,
             eval,
+            network,
         }
     }
 }
@@ -301,7 +319,8 @@ pub fn play_game(index: u64, args: &SelfPlay) -> Vec<String> {
     let sides = if args.variant == Variant::Jieqi { 2 } else { 1 };
     let mut searchers: Vec<Searcher> = (0..sides)
         .map(|_| {
-            let mut s = Searcher::new(eval.clone(), SearchParams::default(), 16);
+            let mut s = Searcher::new(eval.clone(), SearchParams::default(), 16)
+                .with_network(args.network.clone());
             s.new_game();
             s
         })
@@ -403,6 +422,12 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         Some(p) => EvalParams::load(p).map_err(|e| TuneError::Params(e.to_string()))?,
         None => EvalParams::default(),
     });
+    let network = match &args.net {
+        Some(p) => Some(Arc::new(Network::load(p).map_err(|e| {
+            TuneError::Params(format!("--net {}: {e}", p.display()))
+        })?)),
+        None => None,
+    };
     // the partial file is cut back to what the progress file vouches for
     let mut part = std::fs::OpenOptions::new()
         .create(true)
@@ -419,7 +444,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let games = Arc::new(SelfPlay::new(&settings, eval.clone()));
+    let games = Arc::new(SelfPlay::new(&settings, eval.clone(), network.clone()));
     let chunk = (crate::exec::slots(threads) as u64 * 4).max(8);
     let bar = super::driver::progress(args.games, progress.next_game, "datagen");
     while progress.next_game < args.games {
@@ -469,7 +494,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         std::fs::rename(&part_p, out).map_err(|e| io_err(out, e))?;
     }
     std::fs::remove_file(&prog_p).map_err(|e| io_err(&prog_p, e))?;
-    write_readme_entry(args, progress.positions, &eval)?;
+    write_readme_entry(args, progress.positions, &eval, network.as_deref())?;
     println!(
         "datagen: {} positions from {} games -> {}",
         progress.positions,
@@ -484,6 +509,7 @@ fn write_readme_entry(
     args: &DatagenSettings,
     positions: u64,
     eval: &EvalParams,
+    network: Option<&Network>,
 ) -> Result<(), TuneError> {
     let dir = args
         .out
@@ -516,7 +542,7 @@ fn write_readme_entry(
         "## {name}\n\n\
          - Made by: `xqtune datagen{variant_flag} --games {} {limit} --seed {} --random-plies {} --skip-plies {} --max-plies {}{} --out {}` \
          (xqtune {}, {} UTC).\n\
-         - Players: this engine with {} (eval hash {:016x}) on both sides.\n\
+         - Players: this engine with {} (eval hash {:016x}){} on both sides.\n\
          - Content: {positions} positions from {} {game_text}; quiet positions only (not in check, the best move is \
          not a capture, and the static evaluation equals a capture-only quiescence search); the first {} plies after {} \
          random opening plies are skipped.{view_text}\n\
@@ -532,7 +558,12 @@ fn write_readme_entry(
         args.params
             .as_ref()
             .map(|p| format!(" --params {}", p.display()))
-            .unwrap_or_default(),
+            .unwrap_or_default()
+            + &args
+                .net
+                .as_ref()
+                .map(|p| format!(" --net {}", p.display()))
+                .unwrap_or_default(),
         args.out.display(),
         env!("CARGO_PKG_VERSION"),
         chrono::Utc::now().format("%Y-%m-%d %H:%M"),
@@ -541,6 +572,15 @@ fn write_readme_entry(
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| "the embedded default parameters".into()),
         eval.hash(),
+        match (network, &args.net) {
+            (Some(n), Some(p)) => format!(
+                " and the network {} (hash {:016x}, {}) for Xiangqi positions",
+                p.display(),
+                n.hash(),
+                n.description()
+            ),
+            _ => String::new(),
+        },
         args.games,
         args.skip_plies,
         args.random_plies,
@@ -595,6 +635,7 @@ mod tests {
             skip_plies: 0,
             max_plies: 40,
             params: None,
+            net: None,
             force: false,
         };
         let n = run_datagen(&args).unwrap();
@@ -632,6 +673,43 @@ mod tests {
         assert_eq!(text, a);
         let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
         assert!(readme.contains("## a.txt") && readme.contains("## b.txt.gz"));
+        assert!(!readme.contains("--net"));
+        // --net: the players search with the network, which the job carries exactly and the
+        // README names.
+        let net = Network::random(9, 32, 4, crate::eval::nnue::Activation::SCReLU);
+        let net_path = dir.join("random.nnue");
+        net.save(&net_path).unwrap();
+        let mut c = args.clone();
+        c.out = dir.join("c.txt");
+        c.net = Some(net_path.clone());
+        run_datagen(&c).unwrap();
+        assert_ne!(std::fs::read_to_string(&c.out).unwrap(), a);
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        assert!(readme.contains(&format!("--net {}", net_path.display())));
+        assert!(readme.contains(&format!("{:016x}", net.hash())));
+        let job = DatagenJob {
+            index: 1,
+            games: Arc::new(SelfPlay::new(
+                &DatagenSettings::from(&c),
+                Arc::new(EvalParams::default()),
+                Some(Arc::new(net)),
+            )),
+        };
+        let wire: DatagenJob = bincode::deserialize(&bincode::serialize(&job).unwrap()).unwrap();
+        assert_eq!(wire.games.network, job.games.network);
+        assert_eq!(play_game(1, &wire.games), play_game(1, &job.games));
+        let mut classical = (*job.games).clone();
+        classical.network = None;
+        assert_ne!(play_game(1, &classical), play_game(1, &job.games));
+        // A file that is not a network stops the run with the reason.
+        let mut d = args.clone();
+        d.out = dir.join("d.txt");
+        d.net = Some(dir.join("a.txt"));
+        let e = run_datagen(&d).unwrap_err().to_string();
+        assert!(
+            e.contains("--net") && e.contains("a.txt") && e.contains("bad magic"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -655,6 +733,7 @@ mod tests {
             skip_plies: 0,
             max_plies: 60,
             params: None,
+            net: None,
             force: false,
         };
         let n = run_datagen(&args).unwrap();
@@ -689,7 +768,11 @@ mod tests {
         // killed after game 2, with half a line written after its last progress record
         let mut c = args.clone();
         c.out = dir.join("c.txt");
-        let games = SelfPlay::new(&DatagenSettings::from(&c), Arc::new(EvalParams::default()));
+        let games = SelfPlay::new(
+            &DatagenSettings::from(&c),
+            Arc::new(EvalParams::default()),
+            None,
+        );
         let mut done = String::new();
         let mut positions = 0;
         for g in 0..2 {

@@ -112,6 +112,8 @@ impl ParamSet {
             eval: Arc::new(eval),
             search,
             options: EngineOptions::default(),
+            // The tuners tune the classical evaluation.
+            network: None,
         }
     }
 

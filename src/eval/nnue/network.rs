@@ -65,6 +65,46 @@ impl PartialEq for Network {
 
 impl Eq for Network {}
 
+/// A network travels (an engine's settings in a game job for another MPI rank) as its file's
+/// bytes: [`Network::to_bytes`] is an exact round trip, and [`Network::from_bytes`] checks them
+/// on arrival, so a damaged message is an error, never a different network.
+impl serde::Serialize for Network {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.to_bytes())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Network {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Network, D::Error> {
+        struct FileBytes;
+        impl<'de> serde::de::Visitor<'de> for FileBytes {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("the bytes of a network file")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+                Ok(v.to_vec())
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+                Ok(v)
+            }
+            /// Formats without a byte string (JSON) write a list of numbers.
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Vec<u8>, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(b) = seq.next_element()? {
+                    out.push(b);
+                }
+                Ok(out)
+            }
+        }
+        let bytes = deserializer.deserialize_byte_buf(FileBytes)?;
+        Network::from_bytes(&bytes).map_err(serde::de::Error::custom)
+    }
+}
+
 /// Flat i16 values as lines; the length is a multiple of [`LANES`].
 fn to_lines(values: &[i16]) -> Vec<Line> {
     values
@@ -421,6 +461,28 @@ mod tests {
         assert!(a.out_weights().iter().all(|w| w.abs() <= 128));
         assert_eq!(a.description(), "random network, seed 3");
         assert_eq!(Network::embedded().is_some(), EMBEDDED.is_some());
+    }
+
+    /// Serde carries the file bytes: bincode (the executor's wire) and JSON give the same
+    /// network back, and damaged bytes are an error from the file checks.
+    #[test]
+    fn serde_carries_the_file_bytes() {
+        let net = Network::random(5, 32, 2, Activation::CReLU);
+        let wire = bincode::serialize(&net).unwrap();
+        assert_eq!(wire.len(), 8 + net.to_bytes().len());
+        let back: Network = bincode::deserialize(&wire).unwrap();
+        assert_eq!(back, net);
+        assert_eq!(back.hash(), net.hash());
+        let json = serde_json::to_string(&net).unwrap();
+        let back: Network = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, net);
+        let mut bad = wire.clone();
+        let last = bad.len() - 20;
+        bad[last] ^= 1;
+        let e = bincode::deserialize::<Network>(&bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("hash mismatch"), "{e}");
     }
 
     #[test]
