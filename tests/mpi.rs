@@ -88,15 +88,22 @@ fn best(dir: &Path) -> String {
     std::fs::read_to_string(run_dir(dir).join("best.json")).expect("best.json")
 }
 
+/// Engine B has a network, which reaches the other ranks inside the game jobs.
 #[test]
 fn match_gives_the_same_games_on_three_ranks() {
     let d = scratch("match");
+    let net = d.join("random.nnue");
+    xqtune::eval::nnue::Network::random(3, 32, 4, xqtune::eval::nnue::Activation::SCReLU)
+        .save(&net)
+        .unwrap();
     for (ranks, name) in [(0, "one"), (3, "three")] {
         let out = d.join(name);
         run(
             ranks,
             &[
                 "match",
+                "--b-net",
+                net.to_str().unwrap(),
                 "--games",
                 "8",
                 "--nodes",
