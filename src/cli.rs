@@ -107,6 +107,7 @@ fn registry() -> crate::exec::Registry {
         .job::<crate::play::job::GameJob>()
         .job::<crate::tune::datagen::DatagenJob>()
         .resident::<crate::tune::texel::data::TexelShare>()
+        .resident::<crate::tune::nnue::data::NnueShare>()
 }
 
 fn exit_code(result: Result<()>) -> i32 {
@@ -127,6 +128,7 @@ fn worker_threads(cli: &Cli) -> usize {
             crate::tune::TuneCommand::Ga(a) => a.common.concurrency,
             crate::tune::TuneCommand::Spsa(a) => a.common.concurrency,
             crate::tune::TuneCommand::Texel(a) => a.common.concurrency,
+            crate::tune::TuneCommand::Nnue(a) => a.common.concurrency,
         },
         Some(Command::Datagen(a)) => a.concurrency,
         _ => None,

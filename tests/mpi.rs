@@ -1,6 +1,6 @@
 #![cfg(feature = "mpi")]
 //! Many ranks, same results: `xqtune` under `mpirun -n 3` against one process, for `match`,
-//! `tune spsa|ga|texel` (Texel with L-BFGS and with Adam) and `datagen`, and a worker rank
+//! `tune spsa|ga|texel|nnue` (Texel with L-BFGS and with Adam) and `datagen`, and a worker rank
 //! killed mid-run, then `--resume`.
 //! (Built with `--features mpi`; needs `mpirun` from OpenMPI.)
 
@@ -225,6 +225,45 @@ fn tuners_and_datagen_give_the_same_results_on_three_ranks() {
             "{name}: best.json differs between 1 and 3 ranks"
         );
     }
+    // the network trainer: blocks of positions on every rank, gradients summed exactly
+    let mut nets = Vec::new();
+    for ranks in [0, 3] {
+        let out = d.join(format!("nnue{ranks}"));
+        run(
+            ranks,
+            &[
+                "tune",
+                "nnue",
+                "--data",
+                "datasets/ccpd-quiet.epd.gz",
+                "--max-positions",
+                "30000",
+                "--epochs",
+                "2",
+                "--hidden",
+                "64",
+                "--batch-size",
+                "4096",
+                "--lambda",
+                "0",
+                "--seed",
+                "3",
+                "--verify",
+                "none",
+                "--concurrency",
+                "1",
+                "--name",
+                "t",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        nets.push(std::fs::read(run_dir(&out).join("best.nnue")).expect("best.nnue"));
+    }
+    assert_eq!(
+        nets[0], nets[1],
+        "nnue: best.nnue differs between 1 and 3 ranks"
+    );
     for variant in ["xiangqi", "jieqi"] {
         let mut files = Vec::new();
         for ranks in [0, 3] {

@@ -60,6 +60,13 @@ for n in "${set_ranks[@]}"; do
         launch "$n" tune ${T[$t]} "${tune_common[@]}" --out "$o" >/dev/null 2>&1
         echo "$tag tune-$t $(h < "$o"/*/best.json)"
     done
+    o="$TMP/t-nnue-$n"
+    if launch "$n" tune nnue --data datasets/ccpd-quiet.epd.gz --max-positions 50000 --epochs 2 \
+        --hidden 64 --lambda 0 "${tune_common[@]}" --out "$o" >/dev/null 2>&1; then
+        echo "$tag tune-nnue $(h < "$o"/*/best.nnue)"
+    else
+        echo "$tag tune-nnue (none: this binary has no tune nnue)"
+    fi
     for v in xiangqi jieqi; do
         o="$TMP/d-$v-$n.txt"
         launch "$n" datagen --variant "$v" --games 6 --nodes 400 --seed 5 "${common[@]}" \

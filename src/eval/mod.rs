@@ -159,6 +159,9 @@ pub struct EvalArgs {
     /// Print the Jieqi parameters in the file format (to start a new jieqi.json).
     #[arg(long)]
     pub print_jieqi_params: bool,
+    /// Also print this network's evaluation (`nnue red R side_to_move S`).
+    #[arg(long, value_name = "FILE")]
+    pub net: Option<PathBuf>,
 }
 
 /// Runs `xqtune eval`.
@@ -231,6 +234,18 @@ pub fn run_cli(args: &EvalArgs) -> Result<()> {
         println!("{:<34} {:>26}", "phase (0 endgame .. 16 opening)", tr.phase);
     }
     println!("red {red} side_to_move {stm}");
+    if let Some(path) = &args.net {
+        let net = nnue::Network::load(path)
+            .with_context(|| format!("invalid network file {}", path.display()))?;
+        if pos.variant() != crate::core::Variant::Xiangqi {
+            anyhow::bail!("the network evaluates Xiangqi positions only");
+        }
+        let stm = net.evaluate_position(&pos);
+        println!(
+            "nnue red {} side_to_move {stm}",
+            stm * pos.side_to_move().sign()
+        );
+    }
     Ok(())
 }
 

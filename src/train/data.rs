@@ -192,6 +192,17 @@ impl SampleSet {
         Ok(())
     }
 
+    /// Replaces sample `index`'s target (a driver that fixes its label scale after loading).
+    pub fn set_target(&mut self, index: usize, target: f32) -> Result<(), SampleError> {
+        if !(0.0..=1.0).contains(&target) {
+            return Err(SampleError::Target(target));
+        }
+        if let Some(h) = self.headers.get_mut(index) {
+            h.target = target;
+        }
+        Ok(())
+    }
+
     /// Bytes the samples occupy (not counting spare capacity).
     pub fn bytes(&self) -> usize {
         self.headers.len() * size_of::<Header>() + self.features.len() * size_of::<u16>()

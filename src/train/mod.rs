@@ -26,6 +26,7 @@
 
 mod aligned;
 pub mod data;
+pub mod exact;
 pub mod gradient;
 mod kernel;
 pub mod network;
@@ -34,6 +35,7 @@ pub mod schedule;
 pub mod trainer;
 
 pub use data::{Sample, SampleError, SampleSet, SampleShape, Samples};
+pub use exact::ExactSum;
 pub use gradient::{Gradient, LossSettings, Workspace, gradient, loss};
 pub use kernel::Simd;
 pub use network::{Activation, Architecture, Network};

@@ -313,6 +313,25 @@ impl Trainer {
         Ok(lr)
     }
 
+    /// One optimiser step of a driver that plans its own batches (a data-parallel one whose
+    /// batches are groups of blocks of samples, so their number is not `epoch_len / batch_size`):
+    /// at the schedule's rate for the current batch of an epoch of `batches` batches; moves on
+    /// one batch, to the next epoch after the last. Returns the learning rate used.
+    pub fn apply_planned(&mut self, gradient: &Gradient, batches: u64) -> Result<f32, TrainError> {
+        if batches == 0 {
+            return Err(TrainError::NoSamples);
+        }
+        let lr = self.config.schedule.lr.lr(self.epoch, self.batch, batches);
+        let batch_size = usize::try_from(gradient.samples).unwrap_or(usize::MAX);
+        self.optimiser
+            .step(&mut self.network, gradient, batch_size, lr)?;
+        self.batch += 1;
+        if self.batch >= batches {
+            self.next_epoch();
+        }
+        Ok(lr)
+    }
+
     /// The mean loss over `samples` (a held-out set), on the current rayon pool.
     pub fn validation_loss<S: Samples + ?Sized>(&mut self, samples: &S) -> Result<f64, TrainError> {
         let sum = self

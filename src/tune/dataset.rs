@@ -146,53 +146,67 @@ pub fn open_maybe_gz(path: &Path) -> Result<Box<dyn BufRead>, DatasetError> {
     }
 }
 
+/// The labelled lines of a file in order (blank and comment lines skipped), each as a
+/// [`Labelled`] with its line number; an unreadable or unparsable line is an error naming the
+/// file and the line, and ends the iteration.
+pub fn labelled_lines(
+    path: &Path,
+) -> Result<impl Iterator<Item = Result<Labelled, DatasetError>>, DatasetError> {
+    let reader = open_maybe_gz(path)?;
+    let name = path.display().to_string();
+    let mut failed = false;
+    Ok(reader
+        .lines()
+        .enumerate()
+        .map_while(move |(i, line)| {
+            if failed {
+                return None;
+            }
+            let err = |msg: String| DatasetError::Line {
+                path: name.clone(),
+                line: i + 1,
+                msg,
+            };
+            let parsed = line
+                .map_err(|e| err(e.to_string()))
+                .and_then(|l| parse_line(&l).map_err(err));
+            failed = parsed.is_err();
+            Some(parsed.map(|p| {
+                p.map(|(fen, result, score)| Labelled {
+                    fen,
+                    result,
+                    score,
+                    line: i + 1,
+                })
+            }))
+        })
+        .filter_map(Result::transpose))
+}
+
 /// The variant of a dataset: that of its first labelled position (a Jieqi FEN has its own
 /// layout, so one row tells). Texel checks it against the run's `--variant`, which chooses the
 /// verification match, before tracing anything.
 pub fn variant_of(path: &Path) -> Result<Variant, DatasetError> {
-    let reader = open_maybe_gz(path)?;
-    for (i, line) in reader.lines().enumerate() {
-        let line_err = |msg: String| DatasetError::Line {
-            path: path.display().to_string(),
-            line: i + 1,
-            msg,
-        };
-        let line = line.map_err(|e| line_err(e.to_string()))?;
-        if let Some((fen, _, _)) = parse_line(&line).map_err(line_err)? {
-            return Ok(parse_fen(&fen).map_err(line_err)?.variant());
+    match labelled_lines(path)?.next() {
+        Some(row) => {
+            let row = row?;
+            parse_fen(&row.fen)
+                .map(|p| p.variant())
+                .map_err(|msg| DatasetError::Line {
+                    path: path.display().to_string(),
+                    line: row.line,
+                    msg,
+                })
         }
+        None => Err(DatasetError::Empty {
+            path: path.display().to_string(),
+        }),
     }
-    Err(DatasetError::Empty {
-        path: path.display().to_string(),
-    })
 }
 
 /// Reads every labelled line (positions are not parsed yet; see [`parse_fen`]).
 pub fn read_labelled(path: &Path) -> Result<Vec<Labelled>, DatasetError> {
-    let reader = open_maybe_gz(path)?;
-    let mut out = vec![];
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| DatasetError::Io {
-            path: path.display().to_string(),
-            msg: format!("line {}: {e}", i + 1),
-        })?;
-        match parse_line(&line) {
-            Ok(Some((fen, result, score))) => out.push(Labelled {
-                fen,
-                result,
-                score,
-                line: i + 1,
-            }),
-            Ok(None) => {}
-            Err(msg) => {
-                return Err(DatasetError::Line {
-                    path: path.display().to_string(),
-                    line: i + 1,
-                    msg,
-                });
-            }
-        }
-    }
+    let out = labelled_lines(path)?.collect::<Result<Vec<_>, _>>()?;
     if out.is_empty() {
         return Err(DatasetError::Empty {
             path: path.display().to_string(),

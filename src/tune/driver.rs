@@ -11,6 +11,7 @@ use super::files::{CsvLog, csv_float, io_err, read_json, write_json};
 use super::space::{ParamSet, Space};
 use super::stop::stop_requested;
 use super::verify::{Verification, verify};
+use crate::eval::nnue::Network;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -53,9 +54,24 @@ pub trait Tuner {
     fn step(&mut self, state: &mut Self::State) -> Result<Option<Step>, TuneError>;
     /// The tuned genes of a stopped run, if it has any yet.
     fn best_so_far(&self, state: &Self::State) -> Option<Vec<i32>>;
-    /// The tuned genes after the last step; may finish work in `state` first (the GA's final
+    /// What the run made after the last step; may finish work in `state` first (the GA's final
     /// selection), which the driver then checkpoints.
-    fn best(&mut self, state: &mut Self::State) -> Result<Vec<i32>, TuneError>;
+    fn best(&mut self, state: &mut Self::State) -> Result<Tuned, TuneError>;
+}
+
+/// What a finished run made.
+pub enum Tuned {
+    /// Genes of the run's space: the driver writes them as `best.json` (and the formats of
+    /// their kind) and verifies them against the start.
+    Genes(Vec<i32>),
+    /// A network the tuner has written to `file`: the verification plays it (with the start's
+    /// parameters for everything else) against the start's classical evaluation, or against
+    /// `baseline`.
+    Network {
+        file: PathBuf,
+        tuned: Box<Network>,
+        baseline: Option<Box<Network>>,
+    },
 }
 
 /// All of a run's settings: the common ones and the tuner's own, flat in `config.json`.
@@ -250,19 +266,34 @@ fn drive<T: Tuner>(
         bar.set(tuner.steps_done(&state), step.message);
     }
     bar.finish();
-    let best_genes = tuner.best(&mut state)?;
-    // the tuner's data (Texel's traces) is freed before the verification's engines and games
-    // take memory of their own
+    let tuned = tuner.best(&mut state)?;
+    // the tuner's data (Texel's traces, the network's samples) is freed before the
+    // verification's engines and games take memory of their own
     drop(tuner);
     write_json(&checkpoint, &state)?;
-    let best = ctx.space.apply(&best_genes);
-    let verification = write_best_and_verify(dir, &best, &ctx.start, &ctx.settings.common)?;
+    let common = &ctx.settings.common;
+    let (best_genes, best_file, verification) = match tuned {
+        Tuned::Genes(genes) => {
+            let best = ctx.space.apply(&genes);
+            let v = write_best_and_verify(dir, &best, &ctx.start, common)?;
+            (Some(genes), dir.join("best.json"), v)
+        }
+        Tuned::Network {
+            file,
+            tuned,
+            baseline,
+        } => {
+            let v = super::verify::verify_network(&tuned, baseline.as_deref(), &ctx.start, common)?;
+            record_verification(dir, v.as_ref())?;
+            (None, file, v)
+        }
+    };
     super::plot::plot_run_quiet(dir);
-    report::<T>(dir, verification.as_ref(), &ctx.settings.common);
+    report::<T>(dir, &best_file, verification.as_ref(), common);
     Ok(RunOutcome {
         dir: ctx.dir.clone(),
         finished: true,
-        best: Some(best_genes),
+        best: best_genes,
         verification,
     })
 }
@@ -298,14 +329,20 @@ fn write_best_and_verify(
         }
     }
     let v = verify(best, start, common)?;
-    match &v {
+    record_verification(dir, v.as_ref())?;
+    Ok(v)
+}
+
+/// Writes `verification.json` and prints the result.
+fn record_verification(dir: &Path, v: Option<&Verification>) -> Result<(), TuneError> {
+    match v {
         Some(v) => {
             write_json(&dir.join("verification.json"), v)?;
             println!("verification: tuned vs start, {}", v.summary());
         }
         None => println!("verification: skipped (--verify none)"),
     }
-    Ok(v)
+    Ok(())
 }
 
 /// A progress display over steps, message = current best.
@@ -321,22 +358,21 @@ pub fn progress(len: u64, pos: u64, what: &str) -> crate::progress::Progress {
 /// The closing lines: where the results are and whether `xqtune params promote` will take
 /// them. Only a significant verification ends with the promote command; otherwise the report
 /// says that promote will refuse the run and what would decide it.
-fn report<T: Tuner>(dir: &Path, v: Option<&Verification>, common: &CommonSettings) {
-    let best = dir.join("best.json");
+fn report<T: Tuner>(dir: &Path, best: &Path, v: Option<&Verification>, common: &CommonSettings) {
     println!("results: {}", dir.display());
-    println!("best parameters: {}", best.display());
+    println!("best: {}", best.display());
     println!("plots: {}", dir.join("plots").display());
-    println!("{}", promotion_advice(T::NAME, dir, v, common));
+    println!("{}", promotion_advice(T::NAME, dir, best, v, common));
 }
 
 /// What to do with a finished run, given its verification.
 pub fn promotion_advice(
     tuner: &str,
     dir: &Path,
+    best: &Path,
     v: Option<&Verification>,
     common: &CommonSettings,
 ) -> String {
-    let best = dir.join("best.json");
     let resume = format!("xqtune tune {tuner} --resume {}", dir.display());
     let refuse = "not promotable yet: `xqtune params promote` refuses a run without a \
                   significant verification (--force overrides)";
@@ -352,6 +388,10 @@ pub fn promotion_advice(
             "{refuse}. The SPRT accepted H0 (elo0 = {}): the tuned set is not shown stronger, \
              and more games would not change that decision",
             common.elo0
+        ),
+        Some(v) if v.stats.elo + v.stats.elo_error < 0.0 => format!(
+            "{refuse}. The tuned side is significantly weaker ({:+.1} ± {:.1} Elo over {} games)",
+            v.stats.elo, v.stats.elo_error, v.stats.games
         ),
         Some(v) => format!(
             "{refuse}. {} games did not decide it; more verification games would: {resume} \
@@ -400,7 +440,8 @@ mod tests {
     fn only_a_significant_run_is_told_to_promote() {
         let common = CommonSettings::from(&T::parse_from(["t"]).a);
         let dir = Path::new("results/x");
-        let advice = |v: Option<&Verification>| promotion_advice("ga", dir, v, &common);
+        let best = dir.join("best.json");
+        let advice = |v: Option<&Verification>| promotion_advice("ga", dir, &best, v, &common);
         let yes = advice(Some(&verification(true, 3.0, 120)));
         assert!(
             yes.starts_with("promote with: xqtune params promote"),

@@ -22,6 +22,7 @@ pub mod engine;
 pub mod export;
 pub mod files;
 pub mod ga;
+pub mod nnue;
 pub mod plot;
 pub mod space;
 pub mod spsa;
@@ -61,6 +62,8 @@ pub enum TuneCommand {
     Spsa(spsa::SpsaArgs),
     /// Texel gradient tuning of the evaluation on a labelled dataset.
     Texel(texel::TexelArgs),
+    /// Train the network evaluation (NNUE) on labelled positions.
+    Nnue(nnue::NnueArgs),
 }
 
 pub fn run_tune(cmd: TuneCommand) -> Result<()> {
@@ -73,6 +76,9 @@ pub fn run_tune(cmd: TuneCommand) -> Result<()> {
         }
         TuneCommand::Texel(a) => {
             texel::run_texel(&a)?;
+        }
+        TuneCommand::Nnue(a) => {
+            nnue::run_nnue(&a)?;
         }
     }
     Ok(())
@@ -117,18 +123,77 @@ pub fn run_params(cmd: ParamsCommand) -> Result<()> {
 }
 
 fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<()> {
-    let (dir, best_file) = if best.is_dir() {
-        (best.to_path_buf(), best.join("best.json"))
+    let dir = if best.is_dir() {
+        best.to_path_buf()
     } else {
-        (
-            best.parent()
-                .map(|p| p.to_path_buf())
-                .unwrap_or_else(|| PathBuf::from(".")),
-            best.to_path_buf(),
-        )
+        best.parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_else(|| PathBuf::from("."))
     };
     let cfg: serde_json::Value = files::read_json(&dir.join("config.json"))
         .with_context(|| format!("{} is not a run folder", dir.display()))?;
+    let copies = if cfg["tuner"].as_str() == Some("nnue") {
+        network_copies(best, &dir, to)?
+    } else {
+        params_copies(best, &dir, &cfg, to)?
+    };
+    let vpath = dir.join("verification.json");
+    let significant = if vpath.exists() {
+        let v: verify::Verification = files::read_json(&vpath)?;
+        println!("verification of {}: {}", dir.display(), v.summary());
+        v.significant
+    } else {
+        println!("verification of {}: none recorded", dir.display());
+        false
+    };
+    if !significant && !force {
+        bail!(
+            "not promoted: the verification does not show a significant gain (use --force to promote anyway)"
+        );
+    }
+    for (from, to) in copies {
+        let bytes = std::fs::read(&from).with_context(|| format!("reading {}", from.display()))?;
+        crate::util::write_atomic(&to, &bytes)
+            .with_context(|| format!("writing {}", to.display()))?;
+        println!("promoted {} -> {}", from.display(), to.display());
+    }
+    Ok(())
+}
+
+/// What promoting a network run copies: its `best.nnue` (which must load as a network) to
+/// `params/xiangqi.nnue`, the engine's embedded default.
+fn network_copies(
+    best: &std::path::Path,
+    dir: &std::path::Path,
+    to: Option<PathBuf>,
+) -> Result<Vec<(PathBuf, PathBuf)>> {
+    let file = if best.is_dir() {
+        best.join("best.nnue")
+    } else {
+        best.to_path_buf()
+    };
+    crate::eval::nnue::Network::load(&file)
+        .with_context(|| format!("the network of {}", dir.display()))?;
+    Ok(vec![(
+        file,
+        to.unwrap_or_else(|| PathBuf::from("params/xiangqi.nnue")),
+    )])
+}
+
+/// What promoting a parameter run copies: `best.json` to `params/xiangqi.json` or
+/// `params/search.json` by the run's space, and `best-jieqi.json` beside it when `jieqi.*` was
+/// tuned.
+fn params_copies(
+    best: &std::path::Path,
+    dir: &std::path::Path,
+    cfg: &serde_json::Value,
+    to: Option<PathBuf>,
+) -> Result<Vec<(PathBuf, PathBuf)>> {
+    let best_file = if best.is_dir() {
+        best.join("best.json")
+    } else {
+        best.to_path_buf()
+    };
     let space = cfg["args"]["space"].as_str().unwrap_or("eval").to_string();
     if space == "engine" {
         bail!(
@@ -144,20 +209,6 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
     };
     // the file must load as a parameter set before it may replace one
     space::ParamSet::load(kind, &best_file)?;
-    let vpath = dir.join("verification.json");
-    let significant = if vpath.exists() {
-        let v: verify::Verification = files::read_json(&vpath)?;
-        println!("verification of {}: {}", dir.display(), v.summary());
-        v.significant
-    } else {
-        println!("verification of {}: none recorded", dir.display());
-        false
-    };
-    if !significant && !force {
-        bail!(
-            "not promoted: the verification does not show a significant gain (use --force to promote anyway)"
-        );
-    }
     let dest = to.unwrap_or_else(|| match kind {
         space::SpaceKind::Eval => PathBuf::from("params/xiangqi.json"),
         space::SpaceKind::Search | space::SpaceKind::Engine => PathBuf::from("params/search.json"),
@@ -183,13 +234,7 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
         })?;
         copies.push((jieqi_file, dest.with_file_name("jieqi.json")));
     }
-    for (from, to) in copies {
-        let bytes = std::fs::read(&from).with_context(|| format!("reading {}", from.display()))?;
-        crate::util::write_atomic(&to, &bytes)
-            .with_context(|| format!("writing {}", to.display()))?;
-        println!("promoted {} -> {}", from.display(), to.display());
-    }
-    Ok(())
+    Ok(copies)
 }
 
 #[cfg(test)]

@@ -528,9 +528,10 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
             files.extend(line_chart(&plots.join("fitness"), &chart)?);
             files.extend(trajectories(dir, &plots, "SPSA", &name, note)?);
         }
-        "texel" => {
+        "texel" | "nnue" => {
+            let what = if tuner == "texel" { "Texel" } else { "Network" };
             let chart = LineChart {
-                title: format!("Texel loss per epoch ({name})"),
+                title: format!("{what} loss per epoch ({name})"),
                 note,
                 x_label: "epoch".into(),
                 y_label: "mean squared error".into(),

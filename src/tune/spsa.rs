@@ -9,7 +9,7 @@
 
 use super::TuneError;
 use super::common::{CommonArgs, untuned_defaults};
-use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuner};
+use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuned, Tuner};
 use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
 use super::stop::install_ctrlc;
@@ -389,7 +389,13 @@ impl<F: Play> Tuner for SpsaTuner<F> {
         Some(self.space.round(&state.theta))
     }
 
-    fn best(&mut self, state: &mut SpsaState) -> Result<Vec<i32>, TuneError> {
+    fn best(&mut self, state: &mut SpsaState) -> Result<Tuned, TuneError> {
+        self.best_genes(state).map(Tuned::Genes)
+    }
+}
+
+impl<F: Play> SpsaTuner<F> {
+    fn best_genes(&mut self, state: &mut SpsaState) -> Result<Vec<i32>, TuneError> {
         Ok(self.space.round(&state.theta))
     }
 }

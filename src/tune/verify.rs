@@ -6,6 +6,7 @@ use super::TuneError;
 use super::common::{CommonSettings, VerifyMode, untuned_defaults};
 use super::space::ParamSet;
 use super::stop::stop_requested;
+use crate::eval::nnue::Network;
 use crate::play::game::GameRecord;
 use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
 use crate::play::{Engine, MatchConfig, MatchResult, run_matches};
@@ -103,6 +104,17 @@ impl Verification {
     }
 }
 
+/// Where the 95% interval of `st` lies against zero.
+fn interval_text(st: &MatchStats) -> &'static str {
+    if st.elo - st.elo_error > 0.0 {
+        "lies above zero"
+    } else if st.elo + st.elo_error < 0.0 {
+        "lies below zero"
+    } else {
+        "includes zero"
+    }
+}
+
 /// Tuned against start: SPRT (elo0, elo1, alpha = beta = 0.05) checked after every batch of
 /// pairs, or a fixed number of games. Returns `None` with `--verify none` (or when stopped
 /// before any game).
@@ -117,6 +129,49 @@ pub fn verify(
     let other = untuned_defaults(tuned.kind());
     let a = tuned.player("tuned", &other)?;
     let b = start.player("start", &other)?;
+    verify_engines(&a, &b, common)
+}
+
+/// A trained network against the classical evaluation (or against `baseline`), both with the
+/// start's parameters for everything else: the verification of `tune nnue`.
+pub fn verify_network(
+    tuned: &Network,
+    baseline: Option<&Network>,
+    start: &ParamSet,
+    common: &CommonSettings,
+) -> Result<Option<Verification>, TuneError> {
+    if common.verify == VerifyMode::None || common.verify_games < 2 {
+        return Ok(None);
+    }
+    let other = untuned_defaults(start.kind());
+    let with_net = |name: &str, net: Option<&Network>| -> Result<Engine, TuneError> {
+        let e = start.player(name, &other)?;
+        Ok(match (e, net) {
+            (Engine::Internal(mut c), Some(n)) => {
+                c.network = Some(std::sync::Arc::new(n.clone()));
+                Engine::Internal(c)
+            }
+            (e, _) => e,
+        })
+    };
+    let a = with_net("nnue", Some(tuned))?;
+    let b = with_net(
+        if baseline.is_some() {
+            "baseline"
+        } else {
+            "classical"
+        },
+        baseline,
+    )?;
+    verify_engines(&a, &b, common)
+}
+
+/// `a` (the tuned side) against `b`: SPRT or a fixed number of games, as `common` says.
+pub fn verify_engines(
+    a: &Engine,
+    b: &Engine,
+    common: &CommonSettings,
+) -> Result<Option<Verification>, TuneError> {
     let sprt = SprtConfig {
         elo0: common.elo0,
         elo1: common.elo1,
@@ -137,7 +192,7 @@ pub fn verify(
     let mut verdict = SprtVerdict::Continue;
     while done < total_pairs {
         let end = (done + batch).min(total_pairs);
-        let r = play_pairs(&a, &b, done..end, seed, common);
+        let r = play_pairs(a, b, done..end, seed, common);
         total += r;
         done = end;
         let st = MatchStats::from(&total);
@@ -175,29 +230,32 @@ pub fn verify(
                 ),
                 false,
             ),
-            SprtVerdict::Continue => {
-                let sig = st.elo - st.elo_error > 0.0;
-                (
-                    format!(
-                        "SPRT inconclusive after {} games (LLR {llr:.2} in [{:.2}, {:.2}]); \
-                         the 95% interval {} zero",
-                        st.games,
-                        status.lower,
-                        status.upper,
-                        if sig { "lies above" } else { "includes" }
-                    ),
-                    false,
-                )
-            }
+            SprtVerdict::Continue => (
+                format!(
+                    "SPRT inconclusive after {} games (LLR {llr:.2} in [{:.2}, {:.2}]); \
+                     the 95% interval {}",
+                    st.games,
+                    status.lower,
+                    status.upper,
+                    interval_text(&st)
+                ),
+                false,
+            ),
         },
         _ => {
             let sig = st.elo - st.elo_error > 0.0;
             (
-                if sig {
-                    "the 95% interval lies above zero: the gain is significant".to_string()
-                } else {
-                    "the 95% interval includes zero: no significant gain".to_string()
-                },
+                format!(
+                    "the 95% interval {}: {}",
+                    interval_text(&st),
+                    if sig {
+                        "the gain is significant"
+                    } else if st.elo + st.elo_error < 0.0 {
+                        "the tuned side is significantly weaker"
+                    } else {
+                        "no significant gain"
+                    }
+                ),
                 sig,
             )
         }

@@ -21,7 +21,8 @@ use crate::core::{Color, PieceType, Position, Square};
 pub const MAX_ACTIVE: usize = 64;
 
 /// The feature sets a network file can name (the header's feature-set id).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 #[repr(u32)]
 pub enum FeatureSetId {
     /// [`XiangqiPlanes`]: 14 piece planes of 90 squares.

@@ -29,7 +29,7 @@ pub mod operators;
 
 use super::TuneError;
 use super::common::CommonArgs;
-use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuner};
+use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuned, Tuner};
 use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
 use super::stop::install_ctrlc;
@@ -360,7 +360,13 @@ impl<F: Fitness> Tuner for GaTuner<F> {
     }
 
     /// The final selection (once), then the chosen candidate, or the fittest individual.
-    fn best(&mut self, state: &mut GaState) -> Result<Vec<i32>, TuneError> {
+    fn best(&mut self, state: &mut GaState) -> Result<Tuned, TuneError> {
+        self.best_genes(state).map(Tuned::Genes)
+    }
+}
+
+impl<F: Fitness> GaTuner<F> {
+    fn best_genes(&mut self, state: &mut GaState) -> Result<Vec<i32>, TuneError> {
         let a = &self.settings.tuner;
         if state.chosen.is_none() && a.final_candidates > 0 && a.final_games > 0 {
             let candidates = final_candidates(&state.last, &self.genes, a.final_candidates);

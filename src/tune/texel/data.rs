@@ -146,7 +146,6 @@ impl TexelShare {
         keep: &dyn Fn(usize) -> bool,
     ) -> Result<TexelShare, TuneError> {
         let path = &spec.data;
-        let reader = dataset::open_maybe_gz(path)?;
         let cut = (spec.validation.clamp(0.0, 0.9) * 1_000_000.0) as u64;
         let is_val = |line: usize| mix(spec.seed, &[line as u64, 0x5917]) % 1_000_000 < cut;
         let max = spec.max_positions.unwrap_or(usize::MAX);
@@ -157,30 +156,15 @@ impl TexelShare {
         };
         let mut pending: Vec<dataset::Labelled> = Vec::new();
         let mut records = 0usize;
-        for (i, line) in std::io::BufRead::lines(reader).enumerate() {
+        for row in dataset::labelled_lines(path)? {
             if records >= max {
                 break;
             }
-            let line = line.map_err(|e| DatasetError::Io {
-                path: path.display().to_string(),
-                msg: format!("line {}: {e}", i + 1),
-            })?;
-            let (fen, result, score) = match dataset::parse_line(&line) {
-                Ok(Some(x)) => x,
-                Ok(None) => continue,
-                Err(msg) => {
-                    return Err(DatasetError::Line {
-                        path: path.display().to_string(),
-                        line: i + 1,
-                        msg,
-                    }
-                    .into());
-                }
-            };
-            if spec.lambda > 0.0 && score.is_none() {
+            let row = row?;
+            if spec.lambda > 0.0 && row.score.is_none() {
                 return Err(DatasetError::Line {
                     path: path.display().to_string(),
-                    line: i + 1,
+                    line: row.line,
                     msg: format!(
                         "no search score, which --lambda {} needs (rows `FEN | score | wdl`, \
                          as xqtune datagen writes them)",
@@ -189,7 +173,7 @@ impl TexelShare {
                 }
                 .into());
             }
-            if is_val(i + 1) {
+            if is_val(row.line) {
                 data.val_len += 1;
             } else {
                 data.train_len += 1;
@@ -197,12 +181,7 @@ impl TexelShare {
             let shard = records / SHARD;
             records += 1;
             if keep(shard) {
-                pending.push(dataset::Labelled {
-                    fen,
-                    result,
-                    score,
-                    line: i + 1,
-                });
+                pending.push(row);
             }
             if records.is_multiple_of(SHARD) && !pending.is_empty() {
                 let rows = std::mem::take(&mut pending);

@@ -29,7 +29,7 @@ use super::TuneError;
 use super::adam::{self, Moments, Optimiser, Rule};
 use super::common::CommonArgs;
 use super::dataset;
-use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuner};
+use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuned, Tuner};
 use super::files::{self, csv_float};
 use super::space::{ParamSet, Space, SpaceKind};
 use super::stop::install_ctrlc;
@@ -426,7 +426,13 @@ impl Tuner for TexelTuner {
         Some(self.space.round(&state.theta))
     }
 
-    fn best(&mut self, state: &mut TexelState) -> Result<Vec<i32>, TuneError> {
+    fn best(&mut self, state: &mut TexelState) -> Result<Tuned, TuneError> {
+        self.best_genes(state).map(Tuned::Genes)
+    }
+}
+
+impl TexelTuner {
+    fn best_genes(&mut self, state: &mut TexelState) -> Result<Vec<i32>, TuneError> {
         state.done = true;
         let best = self.space.round(&state.theta);
         let rounded: Vec<f64> = best.iter().map(|&v| v as f64).collect();
