@@ -116,8 +116,8 @@ pub struct NnueArgs {
     #[arg(long, default_value_t = 0.01)]
     pub weight_decay: f32,
     /// Weight of the search score in the label, as `tune texel --lambda`: the target is
-    /// `L·σ(score / E) + (1 − L)·result`.
-    #[arg(long, default_value_t = 0.5)]
+    /// `L·σ(score / E) + (1 − L)·result` (the default is docs/measurements.md's best).
+    #[arg(long, default_value_t = 0.9)]
     pub lambda: f64,
     /// The label scale E in centipawns [default: fitted on the data].
     #[arg(long)]
