@@ -58,6 +58,8 @@ pub enum Command {
     Tune(Box<crate::tune::TuneCommand>),
     /// Generate labelled quiet positions from self-play (for `tune texel`).
     Datagen(crate::tune::datagen::DatagenArgs),
+    /// The self-play learning loop: datagen with the best network, train, gate, repeat.
+    Learn(Box<crate::tune::learn::LearnArgs>),
     /// Rebuild the plots of a run folder from its log.csv.
     Plot(crate::tune::PlotArgs),
     /// Export parameter tables as full 9x10 boards (json, csv, rust, markdown).
@@ -80,7 +82,7 @@ pub fn main() -> i32 {
     // external engine by a rank inherits the launcher's environment and must stay an engine.
     let executor_command = matches!(
         cli.command,
-        Some(Command::Match(_) | Command::Tune(_) | Command::Datagen(_))
+        Some(Command::Match(_) | Command::Tune(_) | Command::Datagen(_) | Command::Learn(_))
     );
     if !executor_command {
         return exit_code(run(cli));
@@ -131,6 +133,7 @@ fn worker_threads(cli: &Cli) -> usize {
             crate::tune::TuneCommand::Nnue(a) => a.common.concurrency,
         },
         Some(Command::Datagen(a)) => a.concurrency,
+        Some(Command::Learn(a)) => a.common.concurrency,
         _ => None,
     };
     given.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -151,6 +154,9 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Import(args)) => crate::import::cli::run(&args),
         Some(Command::Match(args)) => crate::play::run_cli(&args),
         Some(Command::Tune(c)) => crate::tune::run_tune(*c),
+        Some(Command::Learn(a)) => crate::tune::learn::run_learn(&a)
+            .map(|_| ())
+            .map_err(Into::into),
         Some(Command::Datagen(a)) => crate::tune::datagen::run_datagen(&a)
             .map(|_| ())
             .map_err(Into::into),

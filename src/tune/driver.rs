@@ -30,7 +30,12 @@ pub trait Tuner {
     const NAME: &'static str;
     /// What one step is called in messages (`generation`, `iteration`, `epoch`).
     const STEP: &'static str;
-    /// Header of `log.csv`; its last column is the step's time.
+    /// The command that starts (and with `--resume` continues) a run: `xqtune tune ga`, ...
+    const COMMAND: &'static str;
+    /// The log's file name in the run folder (`log.csv`; the learning loop's generation table
+    /// is `generations.csv`).
+    const LOG_FILE: &'static str = "log.csv";
+    /// Header of the log; its last column is the step's time.
     const LOG_HEADER: &'static str;
     /// The tuner's own settings, stored in `config.json` beside the common ones.
     type Settings: Serialize + DeserializeOwned + Clone + Send + Sync;
@@ -72,6 +77,9 @@ pub enum Tuned {
         tuned: Box<Network>,
         baseline: Option<Box<Network>>,
     },
+    /// Nothing better than the start was found (a learning loop whose gates all refused):
+    /// the reason is printed, nothing is verified.
+    Nothing(String),
 }
 
 /// All of a run's settings: the common ones and the tuner's own, flat in `config.json`.
@@ -218,7 +226,7 @@ fn drive<T: Tuner>(
     let mut tuner = make(&ctx)?;
     let dir = &ctx.dir;
     let checkpoint = dir.join("checkpoints/state.json");
-    let log_path = dir.join("log.csv");
+    let log_path = dir.join(T::LOG_FILE);
     let (mut state, mut log) = match state {
         Some(s) => {
             let log = CsvLog::open(&log_path, T::LOG_HEADER, T::log_rows(&s))?;
@@ -242,10 +250,10 @@ fn drive<T: Tuner>(
         if stop_requested() || max_steps.is_some_and(|m| steps >= m) {
             bar.abandon();
             println!(
-                "stopped after {} {}; continue with: xqtune tune {} --resume {}",
+                "stopped after {} {}; continue with: {} --resume {}",
                 T::STEP,
                 tuner.steps_done(&state),
-                T::NAME,
+                T::COMMAND,
                 dir.display()
             );
             return Ok(RunOutcome {
@@ -286,6 +294,10 @@ fn drive<T: Tuner>(
             let v = super::verify::verify_network(&tuned, baseline.as_deref(), &ctx.start, common)?;
             record_verification(dir, v.as_ref())?;
             (None, file, v)
+        }
+        Tuned::Nothing(why) => {
+            println!("{why}");
+            (None, dir.to_path_buf(), None)
         }
     };
     super::plot::plot_run_quiet(dir);
@@ -362,18 +374,18 @@ fn report<T: Tuner>(dir: &Path, best: &Path, v: Option<&Verification>, common: &
     println!("results: {}", dir.display());
     println!("best: {}", best.display());
     println!("plots: {}", dir.join("plots").display());
-    println!("{}", promotion_advice(T::NAME, dir, best, v, common));
+    println!("{}", promotion_advice(T::COMMAND, dir, best, v, common));
 }
 
 /// What to do with a finished run, given its verification.
 pub fn promotion_advice(
-    tuner: &str,
+    command: &str,
     dir: &Path,
     best: &Path,
     v: Option<&Verification>,
     common: &CommonSettings,
 ) -> String {
-    let resume = format!("xqtune tune {tuner} --resume {}", dir.display());
+    let resume = format!("{command} --resume {}", dir.display());
     let refuse = "not promotable yet: `xqtune params promote` refuses a run without a \
                   significant verification (--force overrides)";
     match v {
@@ -441,7 +453,8 @@ mod tests {
         let common = CommonSettings::from(&T::parse_from(["t"]).a);
         let dir = Path::new("results/x");
         let best = dir.join("best.json");
-        let advice = |v: Option<&Verification>| promotion_advice("ga", dir, &best, v, &common);
+        let advice =
+            |v: Option<&Verification>| promotion_advice("xqtune tune ga", dir, &best, v, &common);
         let yes = advice(Some(&verification(true, 3.0, 120)));
         assert!(
             yes.starts_with("promote with: xqtune params promote"),

@@ -22,6 +22,7 @@ pub mod engine;
 pub mod export;
 pub mod files;
 pub mod ga;
+pub mod learn;
 pub mod nnue;
 pub mod plot;
 pub mod space;

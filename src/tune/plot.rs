@@ -449,7 +449,12 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
     let name = cfg["args"]["name"].as_str().unwrap_or("").to_string();
     let plots = dir.join("plots");
     std::fs::create_dir_all(&plots).map_err(|e| io_err(&plots, e))?;
-    let (header, rows) = read_csv(&dir.join("log.csv"))?;
+    let log = if tuner == "learn" {
+        "generations.csv"
+    } else {
+        "log.csv"
+    };
+    let (header, rows) = read_csv(&dir.join(log))?;
     let verification: Option<Verification> = read_json(&dir.join("verification.json")).ok();
     let note = verification
         .as_ref()
@@ -527,6 +532,42 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
             };
             files.extend(line_chart(&plots.join("fitness"), &chart)?);
             files.extend(trajectories(dir, &plots, "SPSA", &name, note)?);
+        }
+        "learn" => {
+            // the climb: the Elo of the accepted generations, added up
+            let mut climb = 0.0;
+            let total: Vec<f64> = col("elo")
+                .iter()
+                .zip(col("accepted"))
+                .map(|(e, a)| {
+                    if a > 0.5 {
+                        climb += e;
+                    }
+                    climb
+                })
+                .collect();
+            let chart = LineChart {
+                title: format!("Learning loop: Elo climbed per generation ({name})"),
+                note,
+                x_label: "generation".into(),
+                y_label: "Elo".into(),
+                xs: col("generation"),
+                series: vec![
+                    Series {
+                        name: "climb (accepted gates added up)".into(),
+                        ys: total,
+                        color: PALETTE[0],
+                    },
+                    Series {
+                        name: "gate against the best".into(),
+                        ys: col("elo"),
+                        color: PALETTE[1],
+                    },
+                ],
+                hline: None,
+                legend: true,
+            };
+            files.extend(line_chart(&plots.join("elo"), &chart)?);
         }
         "texel" | "nnue" => {
             let what = if tuner == "texel" { "Texel" } else { "Network" };

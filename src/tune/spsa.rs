@@ -276,6 +276,7 @@ impl<F: Play> SpsaTuner<F> {
 
 impl<F: Play> Tuner for SpsaTuner<F> {
     const NAME: &'static str = "spsa";
+    const COMMAND: &'static str = "xqtune tune spsa";
     const STEP: &'static str = "iteration";
     const LOG_HEADER: &'static str = "iteration,score,elo,result,distance,c_rel,r_rel,time_s";
     type Settings = SpsaSettings;

@@ -247,6 +247,7 @@ impl<F: Fitness> GaTuner<F> {
 
 impl<F: Fitness> Tuner for GaTuner<F> {
     const NAME: &'static str = "ga";
+    const COMMAND: &'static str = "xqtune tune ga";
     const STEP: &'static str = "generation";
     const LOG_HEADER: &'static str = "generation,best,mean,worst,elo,pc,pm,time_s";
     type Settings = GaSettings;

@@ -570,6 +570,7 @@ impl NnueTuner {
 
 impl Tuner for NnueTuner {
     const NAME: &'static str = "nnue";
+    const COMMAND: &'static str = "xqtune tune nnue";
     const STEP: &'static str = "epoch";
     const LOG_HEADER: &'static str = "epoch,train_loss,val_loss,lr,time_s";
     type Settings = NnueSettings;

@@ -323,6 +323,7 @@ impl TexelTuner {
 
 impl Tuner for TexelTuner {
     const NAME: &'static str = "texel";
+    const COMMAND: &'static str = "xqtune tune texel";
     const STEP: &'static str = "epoch";
     const LOG_HEADER: &'static str = "epoch,train_loss,val_loss,k,time_s";
     type Settings = TexelSettings;

@@ -1,0 +1,671 @@
+//! `xqtune learn`: the self-play learning loop. Each generation plays self-play games with the
+//! current best network (the classical evaluation before the first), trains a candidate on the
+//! newest generations' data (from the best network's weights, or from scratch), and gates it
+//! with an SPRT against the best: an accepted candidate becomes the best. The Elo of the
+//! accepted generations adds up to the loop's climb (the generation table `log.csv`: data
+//! size, losses, the gate's W-L-D, Elo, LLR, accepted; and the plot `plots/elo.png`).
+//!
+//! The loop is a [`Tuner`] of the one run driver (one generation per step), so it has the run
+//! folder, `config.json`, the checkpoint after every generation, `--resume`, Ctrl-C, progress,
+//! the plot and a closing verification of the last best network against the classical
+//! evaluation. Inside a generation, `generation.json` records the stage reached (datagen,
+//! training, gate), so a run killed in the middle of one resumes there: datagen resumes from
+//! its own partial file, training from its run folder's checkpoint, the gate from its start
+//! (its games are seeded, so it plays them again the same).
+//!
+//! Layout of the run folder: `data/gen-NNN.xqp` (the generation's positions, packed),
+//! `train/` (one `tune nnue` run folder per generation), `nets/gen-NNN.nnue` (the accepted
+//! networks), `best.nnue`.
+
+use super::TuneError;
+use super::common::CommonArgs;
+use super::driver::{self, RunContext, RunOutcome, Step, Tuned, Tuner};
+use super::files::{self, csv_float, read_json, write_json};
+use super::nnue::NnueArgs;
+use super::stop::install_ctrlc;
+use crate::core::Variant;
+use crate::eval::nnue::Network;
+use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
+use crate::play::{Engine, MatchConfig, run_match_with_progress};
+use crate::util::mix;
+use clap::Parser;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// `xqtune learn`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LearnArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Generations (datagen, training, gate).
+    #[arg(long, default_value_t = 5)]
+    pub generations: u64,
+    /// Self-play games per generation (at `--nodes` per move).
+    #[arg(long, default_value_t = 10_000)]
+    pub games: u64,
+    /// Training epochs per generation.
+    #[arg(long, default_value_t = 15)]
+    pub epochs: u32,
+    /// Most games of a gate (SPRT between `--elo0` and `--elo1` against the best network);
+    /// 0 accepts every candidate without a gate.
+    #[arg(long, default_value_t = 400)]
+    pub gate_games: usize,
+    /// Train each candidate on this many of the newest generations' data.
+    #[arg(long, default_value_t = 2)]
+    pub data_window: u64,
+    /// Train every candidate from fresh weights instead of the best network's.
+    #[arg(long)]
+    pub from_scratch: bool,
+    /// The best network at the start (default: none, the classical evaluation plays the first
+    /// generation and the first candidate starts from fresh weights).
+    #[arg(long)]
+    pub init_net: Option<PathBuf>,
+    /// Neurons of a network trained from scratch.
+    #[arg(long, default_value_t = 256)]
+    pub hidden: usize,
+    /// Weight of the search score in the label (`tune nnue --lambda`).
+    #[arg(long, default_value_t = 0.9)]
+    pub lambda: f64,
+    /// Random plies at the start of every self-play game.
+    #[arg(long, default_value_t = 8)]
+    pub random_plies: usize,
+}
+
+/// What `config.json` records.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LearnSettings {
+    pub generations: u64,
+    pub games: u64,
+    pub epochs: u32,
+    pub gate_games: usize,
+    pub data_window: u64,
+    pub from_scratch: bool,
+    pub init_net: Option<PathBuf>,
+    pub hidden: usize,
+    #[serde(with = "files::exact")]
+    pub lambda: f64,
+    pub random_plies: usize,
+}
+
+impl From<&LearnArgs> for LearnSettings {
+    fn from(a: &LearnArgs) -> LearnSettings {
+        LearnSettings {
+            generations: a.generations,
+            games: a.games,
+            epochs: a.epochs,
+            gate_games: a.gate_games,
+            data_window: a.data_window.max(1),
+            from_scratch: a.from_scratch,
+            init_net: a
+                .init_net
+                .as_deref()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
+            hidden: a.hidden,
+            lambda: a.lambda,
+            random_plies: a.random_plies,
+        }
+    }
+}
+
+/// The checkpoint: where the loop is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LearnState {
+    /// Completed generations.
+    pub generation: u64,
+    /// The best network so far (none: the classical evaluation).
+    pub best: Option<PathBuf>,
+    /// The Elo of the accepted generations, added up.
+    pub climb: f64,
+    pub start_vec: Vec<i32>,
+    pub done: bool,
+}
+
+/// How far the generation in progress got (`generation.json`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Progress {
+    generation: u64,
+    /// The data is complete.
+    data: bool,
+    /// The training run's folder, once started.
+    train: Option<PathBuf>,
+    /// The training is complete: its `best.nnue`.
+    candidate: Option<PathBuf>,
+}
+
+#[derive(Parser)]
+struct NnueCli {
+    #[command(flatten)]
+    args: NnueArgs,
+}
+
+#[derive(Parser)]
+struct DatagenCli {
+    #[command(flatten)]
+    args: super::datagen::DatagenArgs,
+}
+
+/// The loop as a [`Tuner`]: one generation per step.
+pub struct LearnTuner {
+    ctx: RunContext<LearnSettings>,
+}
+
+impl LearnTuner {
+    pub fn new(ctx: &RunContext<LearnSettings>) -> Result<LearnTuner, TuneError> {
+        if ctx.settings.common.variant != Variant::Xiangqi {
+            return Err(TuneError::Params(
+                "learn: only Xiangqi has a network feature set yet (--variant xiangqi)".into(),
+            ));
+        }
+        for sub in ["data", "train", "nets"] {
+            let d = ctx.dir.join(sub);
+            std::fs::create_dir_all(&d).map_err(|e| files::io_err(&d, e))?;
+        }
+        Ok(LearnTuner {
+            ctx: RunContext {
+                dir: ctx.dir.clone(),
+                settings: ctx.settings.clone(),
+                space: ctx.space.clone(),
+                start: ctx.start.clone(),
+            },
+        })
+    }
+
+    fn data_path(&self, g: u64) -> PathBuf {
+        self.ctx.dir.join("data").join(format!("gen-{g:03}.xqp"))
+    }
+
+    fn common(&self) -> &super::common::CommonSettings {
+        &self.ctx.settings.common
+    }
+
+    fn threads(&self) -> String {
+        self.common().threads().to_string()
+    }
+
+    /// Self-play games of generation `g` with the best network.
+    fn datagen(&self, g: u64, best: Option<&Path>) -> Result<(), TuneError> {
+        let s = &self.ctx.settings.tuner;
+        let out = self.data_path(g);
+        let mut argv: Vec<String> = [
+            "datagen",
+            "--games",
+            &s.games.to_string(),
+            "--nodes",
+            &self.common().nodes.to_string(),
+            "--seed",
+            &mix(self.common().seed, &[g, 0xda7a]).to_string(),
+            "--random-plies",
+            &s.random_plies.to_string(),
+            "--concurrency",
+            &self.threads(),
+            "--out",
+            &out.display().to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
+        if let Some(p) = &self.common().params {
+            argv.extend(["--params".into(), p.display().to_string()]);
+        }
+        if let Some(b) = best {
+            argv.extend(["--net".into(), b.display().to_string()]);
+        }
+        let cli = DatagenCli::try_parse_from(&argv)
+            .map_err(|e| TuneError::Params(format!("learn's datagen: {e}")))?;
+        super::datagen::run_datagen(&cli.args)?;
+        Ok(())
+    }
+
+    /// The training of generation `g` (a `tune nnue` run in `train/`, resumed when `folder`
+    /// names one already started); returns its folder.
+    fn train(
+        &self,
+        g: u64,
+        best: Option<&Path>,
+        folder: Option<&Path>,
+    ) -> Result<Option<PathBuf>, TuneError> {
+        let s = &self.ctx.settings.tuner;
+        let argv: Vec<String> = match folder {
+            Some(f) => [
+                "nnue",
+                "--resume",
+                &f.display().to_string(),
+                "--concurrency",
+                &self.threads(),
+            ]
+            .map(String::from)
+            .to_vec(),
+            None => {
+                let mut v: Vec<String> = [
+                    "nnue",
+                    "--epochs",
+                    &s.epochs.to_string(),
+                    "--hidden",
+                    &s.hidden.to_string(),
+                    "--lambda",
+                    &s.lambda.to_string(),
+                    "--seed",
+                    &mix(self.common().seed, &[g, 0x7ea1]).to_string(),
+                    "--concurrency",
+                    &self.threads(),
+                    "--verify",
+                    "none",
+                    "--name",
+                    &format!("gen-{g:03}"),
+                    "--out",
+                    &self.ctx.dir.join("train").display().to_string(),
+                    "--data",
+                ]
+                .map(String::from)
+                .to_vec();
+                let first = g.saturating_sub(s.data_window - 1).max(1);
+                for h in first..=g {
+                    v.push(self.data_path(h).display().to_string());
+                }
+                if let Some(p) = &self.common().params {
+                    v.extend(["--params".into(), p.display().to_string()]);
+                }
+                if let (Some(b), false) = (best, s.from_scratch) {
+                    v.extend(["--init-net".into(), b.display().to_string()]);
+                }
+                v
+            }
+        };
+        let cli = NnueCli::try_parse_from(&argv)
+            .map_err(|e| TuneError::Params(format!("learn's training: {e}")))?;
+        let run = super::nnue::run_nnue_with(&cli.args, None)?;
+        Ok(run.finished.then_some(run.dir))
+    }
+
+    /// The engine with `net` (the classical evaluation for `None`).
+    fn engine(&self, name: &str, net: Option<&Path>) -> Result<Engine, TuneError> {
+        let other = super::common::untuned_defaults(self.ctx.start.kind());
+        let mut e = self.ctx.start.player(name, &other)?;
+        if let (Engine::Internal(c), Some(p)) = (&mut e, net) {
+            let n = Network::load(p)
+                .map_err(|err| TuneError::Params(format!("{}: {err}", p.display())))?;
+            c.network = Some(Arc::new(n));
+        }
+        Ok(e)
+    }
+
+    /// The gate of generation `g`: the candidate against the best, SPRT at `--nodes`.
+    fn gate(&self, g: u64, candidate: &Path, best: Option<&Path>) -> Result<Gate, TuneError> {
+        let c = self.common();
+        if self.ctx.settings.tuner.gate_games == 0 {
+            return Ok(Gate {
+                stats: MatchStats::default(),
+                llr: f64::NAN,
+                accepted: true,
+            });
+        }
+        let a = self.engine("candidate", Some(candidate))?;
+        let b = self.engine(if best.is_some() { "best" } else { "classical" }, best)?;
+        let cfg = MatchConfig {
+            games: self.ctx.settings.tuner.gate_games.max(2),
+            sprt: Some(SprtConfig {
+                elo0: c.elo0,
+                elo1: c.elo1,
+                alpha: 0.05,
+                beta: 0.05,
+            }),
+            concurrency: c.threads(),
+            seed: mix(c.seed, &[g, 0x6a7e]),
+            ..c.match_config(0)
+        };
+        let bar = crate::progress::Progress::new(
+            cfg.games as u64,
+            0,
+            "gate {bar:30} {pos}/{len} games {msg}",
+            "gate",
+        );
+        let report = run_match_with_progress(&a, &b, &cfg, &|p| {
+            bar.set(
+                p.finished as u64,
+                format!("{}-{}-{}", p.live.wins, p.live.losses, p.live.draws),
+            )
+        })
+        .map_err(|e| TuneError::Params(format!("gate: {e}")))?;
+        bar.finish_and_clear();
+        Ok(Gate {
+            stats: MatchStats::from(&report.result),
+            llr: report.sprt.map_or(f64::NAN, |s| s.llr),
+            // the decision is the SPRT's, as on fishtest
+            accepted: report.sprt.is_some_and(|s| s.verdict == SprtVerdict::H1),
+        })
+    }
+}
+
+/// How a gate ended.
+struct Gate {
+    stats: MatchStats,
+    llr: f64,
+    accepted: bool,
+}
+
+/// One generation's log row.
+fn row(g: u64, positions: u64, losses: (f64, f64), gate: &Gate) -> Vec<String> {
+    let st = &gate.stats;
+    vec![
+        g.to_string(),
+        positions.to_string(),
+        csv_float(losses.0),
+        csv_float(losses.1),
+        st.wins.to_string(),
+        st.losses.to_string(),
+        st.draws.to_string(),
+        csv_float(st.elo),
+        csv_float(st.elo_error),
+        csv_float(gate.llr),
+        u8::from(gate.accepted).to_string(),
+    ]
+}
+
+/// The last training and validation losses of a `tune nnue` run folder.
+fn last_losses(dir: &Path) -> (f64, f64) {
+    let text = std::fs::read_to_string(dir.join("log.csv")).unwrap_or_default();
+    let last = text.lines().last().unwrap_or("");
+    let f: Vec<f64> = last
+        .split(',')
+        .map(|x| x.parse().unwrap_or(f64::NAN))
+        .collect();
+    (
+        f.get(1).copied().unwrap_or(f64::NAN),
+        f.get(2).copied().unwrap_or(f64::NAN),
+    )
+}
+
+impl Tuner for LearnTuner {
+    const NAME: &'static str = "learn";
+    const COMMAND: &'static str = "xqtune learn";
+    const LOG_FILE: &'static str = "generations.csv";
+    const STEP: &'static str = "generation";
+    const LOG_HEADER: &'static str = "generation,positions,train_loss,val_loss,wins,losses,draws,elo,elo_error,llr,accepted,time_s";
+    type Settings = LearnSettings;
+    type State = LearnState;
+
+    fn start_vec(state: &LearnState) -> &[i32] {
+        &state.start_vec
+    }
+
+    fn log_rows(state: &LearnState) -> usize {
+        state.generation as usize
+    }
+
+    fn total_steps(&self) -> u64 {
+        self.ctx.settings.tuner.generations
+    }
+
+    fn steps_done(&self, state: &LearnState) -> u64 {
+        state.generation
+    }
+
+    fn banner(&self) -> String {
+        let s = &self.ctx.settings.tuner;
+        format!(
+            "learn: {} generations of {} games at {} nodes, {} epochs, gates of up to {} games",
+            s.generations,
+            s.games,
+            self.common().nodes,
+            s.epochs,
+            s.gate_games
+        )
+    }
+
+    fn start(&mut self) -> Result<(LearnState, Option<Vec<String>>), TuneError> {
+        let best = match &self.ctx.settings.tuner.init_net {
+            Some(p) => {
+                Network::load(p)
+                    .map_err(|e| TuneError::Params(format!("--init-net {}: {e}", p.display())))?;
+                let to = self.ctx.dir.join("nets").join("gen-000.nnue");
+                std::fs::copy(p, &to).map_err(|e| files::io_err(&to, e))?;
+                Some(to)
+            }
+            None => None,
+        };
+        Ok((
+            LearnState {
+                generation: 0,
+                best,
+                climb: 0.0,
+                start_vec: self.ctx.start.to_vec(),
+                done: false,
+            },
+            None,
+        ))
+    }
+
+    fn finished(&self, state: &LearnState) -> bool {
+        state.done || state.generation >= self.ctx.settings.tuner.generations
+    }
+
+    fn step(&mut self, state: &mut LearnState) -> Result<Option<Step>, TuneError> {
+        let g = state.generation + 1;
+        let progress_path = self.ctx.dir.join("generation.json");
+        let mut p: Progress = read_json(&progress_path).unwrap_or_default();
+        if p.generation != g {
+            p = Progress {
+                generation: g,
+                ..Progress::default()
+            };
+        }
+        let best = state.best.clone();
+        if !p.data {
+            println!("generation {g}: self-play");
+            self.datagen(g, best.as_deref())?;
+            p.data = true;
+            write_json(&progress_path, &p)?;
+        }
+        if p.candidate.is_none() {
+            println!("generation {g}: training");
+            let folder = p.train.clone();
+            let done = self.train(g, best.as_deref(), folder.as_deref())?;
+            let Some(dir) = done else {
+                // stopped by Ctrl-C inside the training: the folder is resumed next time, and
+                // the driver stops on the same Ctrl-C
+                p.train = latest_run(&self.ctx.dir.join("train"), &format!("gen-{g:03}"));
+                write_json(&progress_path, &p)?;
+                return Ok(None);
+            };
+            p.train = Some(dir.clone());
+            p.candidate = Some(dir.join("best.nnue"));
+            write_json(&progress_path, &p)?;
+        }
+        let candidate = p.candidate.clone().unwrap_or_default();
+        println!("generation {g}: gate");
+        let gate = self.gate(g, &candidate, best.as_deref())?;
+        if gate.accepted {
+            let to = self.ctx.dir.join("nets").join(format!("gen-{g:03}.nnue"));
+            std::fs::copy(&candidate, &to).map_err(|e| files::io_err(&to, e))?;
+            state.best = Some(to);
+            state.climb += gate.stats.elo;
+        }
+        state.generation = g;
+        let positions = std::fs::metadata(self.data_path(g)).map_or(0, |m| {
+            m.len().saturating_sub(16) / crate::import::packed::RECORD_BYTES as u64
+        });
+        let losses = p.train.as_deref().map_or((f64::NAN, f64::NAN), last_losses);
+        Ok(Some(Step {
+            row: row(g, positions, losses, &gate),
+            message: format!(
+                "gate {:+.1} ± {:.1} {}; climb {:+.1}",
+                gate.stats.elo,
+                gate.stats.elo_error,
+                if gate.accepted {
+                    "accepted"
+                } else {
+                    "rejected"
+                },
+                state.climb
+            ),
+        }))
+    }
+
+    fn best_so_far(&self, _state: &LearnState) -> Option<Vec<i32>> {
+        None
+    }
+
+    /// The best network as `best.nnue`, verified against the classical evaluation.
+    fn best(&mut self, state: &mut LearnState) -> Result<Tuned, TuneError> {
+        state.done = true;
+        let Some(best) = &state.best else {
+            return Ok(Tuned::Nothing(
+                "no generation was accepted: no network beat the classical evaluation".into(),
+            ));
+        };
+        let net =
+            Network::load(best).map_err(|e| TuneError::Io(format!("{}: {e}", best.display())))?;
+        let file = self.ctx.dir.join("best.nnue");
+        std::fs::copy(best, &file).map_err(|e| files::io_err(&file, e))?;
+        Ok(Tuned::Network {
+            file,
+            tuned: Box::new(net),
+            baseline: None,
+        })
+    }
+}
+
+/// The newest run folder under `dir` whose name ends with `_nnue_<name>`.
+fn latest_run(dir: &Path, name: &str) -> Option<PathBuf> {
+    let suffix = format!("_nnue_{name}");
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(&suffix))
+        })
+        .collect();
+    runs.sort();
+    runs.pop()
+}
+
+/// `xqtune learn`.
+pub fn run_learn(args: &LearnArgs) -> Result<RunOutcome, TuneError> {
+    install_ctrlc();
+    run_learn_with(args, None)
+}
+
+/// [`run_learn`] stopping after `max_steps` generations as Ctrl-C would (tests).
+pub fn run_learn_with(args: &LearnArgs, max_steps: Option<u64>) -> Result<RunOutcome, TuneError> {
+    if args.generations == 0 || args.games == 0 || args.epochs == 0 {
+        return Err(TuneError::Params(
+            "--generations, --games and --epochs must be at least 1".into(),
+        ));
+    }
+    if args.common.engine.engine.is_some() {
+        return Err(TuneError::Params(
+            "learn trains xqtune's own network; --engine does not apply".into(),
+        ));
+    }
+    driver::launch(
+        &args.common,
+        LearnSettings::from(args),
+        LearnTuner::new,
+        max_steps,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: LearnArgs,
+    }
+
+    fn args(out: &Path, extra: &[&str]) -> LearnArgs {
+        let mut v = vec![
+            "learn",
+            "--generations",
+            "2",
+            "--games",
+            "8",
+            "--nodes",
+            "300",
+            "--epochs",
+            "2",
+            "--hidden",
+            "32",
+            "--verify",
+            "none",
+            "--concurrency",
+            "2",
+            "--name",
+            "l",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        v.extend_from_slice(extra);
+        Cli::parse_from(v).a
+    }
+
+    /// The generation table without its time column.
+    fn table(dir: &Path) -> Vec<String> {
+        std::fs::read_to_string(dir.join("generations.csv"))
+            .unwrap()
+            .lines()
+            .map(|l| l.rsplit_once(',').unwrap().0.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn generations_accept_keep_and_resume() {
+        let d = std::env::temp_dir().join(format!("xqtune-learn-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        // a tiny network loses its gate against the classical evaluation: nothing is kept
+        let refused =
+            run_learn_with(&args(&d.join("gated"), &["--gate-games", "8"]), None).unwrap();
+        assert!(refused.finished);
+        let rows = table(&refused.dir);
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert!(rows[1..].iter().all(|r| r.ends_with(",0")), "{rows:?}");
+        assert!(!refused.dir.join("best.nnue").exists());
+        // without gates every candidate is accepted
+        let whole = run_learn_with(&args(&d.join("whole"), &["--gate-games", "0"]), None).unwrap();
+        assert!(whole.finished);
+        let rows = table(&whole.dir);
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        for (g, r) in rows[1..].iter().enumerate() {
+            let f: Vec<&str> = r.split(',').collect();
+            assert_eq!(f[0], (g + 1).to_string());
+            assert!(f[1].parse::<u64>().unwrap() > 100, "{r}");
+            assert_eq!(f[10], "1", "accepted: {r}");
+            assert!(
+                whole
+                    .dir
+                    .join(format!("nets/gen-{:03}.nnue", g + 1))
+                    .exists()
+            );
+            assert!(
+                whole
+                    .dir
+                    .join(format!("data/gen-{:03}.xqp", g + 1))
+                    .exists()
+            );
+        }
+        // generation 2 played with generation 1's network and trained from it
+        let net = Network::load(&whole.dir.join("best.nnue")).unwrap();
+        assert!(
+            net.description().contains("gen-002"),
+            "{}",
+            net.description()
+        );
+        assert!(whole.dir.join("plots/elo.png").exists());
+        // stopped after generation 1, then resumed: the same table
+        let cut = run_learn_with(&args(&d.join("cut"), &["--gate-games", "0"]), Some(1)).unwrap();
+        assert!(!cut.finished);
+        assert_eq!(table(&cut.dir).len(), 2);
+        let dir = cut.dir.to_str().unwrap().to_string();
+        let resumed = run_learn_with(&args(&d.join("cut"), &["--resume", &dir]), None).unwrap();
+        assert!(resumed.finished);
+        assert_eq!(table(&resumed.dir), rows);
+        assert_eq!(
+            std::fs::read(resumed.dir.join("best.nnue")).unwrap(),
+            std::fs::read(whole.dir.join("best.nnue")).unwrap()
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
