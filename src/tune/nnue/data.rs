@@ -52,6 +52,9 @@ pub struct NnueSpec {
     pub eval: EvalParams,
     /// Whether every row needs a search score (`--lambda` above 0).
     pub needs_score: bool,
+    /// Whether every training position is also learned mirrored left to right (the rules are
+    /// symmetric about the e-file, so the mirror has the same value).
+    pub mirror: bool,
 }
 
 /// How one position is labelled, from its side to move's view.
@@ -291,14 +294,68 @@ pub fn count_positions(files: &[PathBuf], max: usize) -> Result<usize, TuneError
     Ok(n.min(max))
 }
 
+/// A FEN's board mirrored left to right (file a to i): each rank's text reversed, runs of
+/// empty squares kept as digits.
+fn mirror_fen(fen: &str) -> String {
+    let (board, rest) = fen.split_once(' ').unwrap_or((fen, ""));
+    let ranks: Vec<String> = board
+        .split('/')
+        .map(|rank| {
+            let mut cells = String::new();
+            for c in rank.chars() {
+                match c.to_digit(10) {
+                    Some(n) => cells.extend(std::iter::repeat_n('1', n as usize)),
+                    None => cells.push(c),
+                }
+            }
+            let mut out = String::new();
+            let mut empty = 0;
+            for c in cells.chars().rev() {
+                if c == '1' {
+                    empty += 1;
+                } else {
+                    if empty > 0 {
+                        out.push_str(&empty.to_string());
+                        empty = 0;
+                    }
+                    out.push(c);
+                }
+            }
+            if empty > 0 {
+                out.push_str(&empty.to_string());
+            }
+            out
+        })
+        .collect();
+    format!("{} {rest}", ranks.join("/")).trim_end().to_string()
+}
+
 /// The number of blocks of `positions` positions.
 fn block_count(positions: usize) -> u64 {
     (positions / BLOCK).max(1) as u64
 }
 
 impl NnueShare {
-    /// Parses a record into a sample (features, bucket, label from the side to move's view).
-    fn parse(spec: &NnueSpec, record: &Record) -> Result<Parsed, String> {
+    /// Parses a record into a sample, and into its mirror image when `mirrored` (a training
+    /// position under `--mirror`).
+    fn parse_both(
+        spec: &NnueSpec,
+        record: &Record,
+        mirrored: bool,
+    ) -> Result<(Parsed, Option<Parsed>), String> {
+        let (pos, score, result) = NnueShare::read(spec, record)?;
+        let mirror = if mirrored {
+            let m = Position::from_fen(&mirror_fen(&pos.to_fen()))
+                .map_err(|e| format!("its mirror image: {e}"))?;
+            Some(NnueShare::sample(spec, &m, score, result))
+        } else {
+            None
+        };
+        Ok((NnueShare::sample(spec, &pos, score, result), mirror))
+    }
+
+    /// The position of a record, its score and result (red's view), checked against the run.
+    fn read(spec: &NnueSpec, record: &Record) -> Result<(Position, Option<i32>, f32), String> {
         let (pos, score, result): (Position, Option<i32>, f32) = match record {
             Record::Text { fen, result, score } => (dataset::parse_fen(fen)?, *score, *result),
             Record::Packed(p) => (p.to_position()?, Some(p.score() as i32), p.result()),
@@ -317,6 +374,12 @@ impl NnueShare {
                 spec.variant
             ));
         }
+        Ok((pos, score, result))
+    }
+
+    /// A position as a sample: features, bucket, label from the side to move's view.
+    fn sample(spec: &NnueSpec, pos: &Position, score: Option<i32>, result: f32) -> Parsed {
+        let pos = &pos;
         let us = pos.side_to_move();
         let sign = us.sign();
         let mut stm = Vec::with_capacity(40);
@@ -340,12 +403,12 @@ impl NnueShare {
             eval: clamp(evaluate(&pos, &spec.eval)),
             result: (stm_result * 2.0).round().clamp(0.0, 2.0) as u8,
         };
-        Ok(Parsed {
+        Parsed {
             stm,
             other,
             bucket,
             label,
-        })
+        }
     }
 
     /// Loads the share of `share` (positions streamed from every file, the held ones parsed in
@@ -373,9 +436,11 @@ impl NnueShare {
         let flush = |pending: &mut Vec<(Subset, u32, Record, Origin)>,
                      parts: &mut [Part; 2]|
          -> Result<(), TuneError> {
-            let parsed: Vec<Result<Parsed, String>> = pending
+            let parsed: Vec<Result<(Parsed, Option<Parsed>), String>> = pending
                 .par_iter()
-                .map(|(_, _, r, _)| NnueShare::parse(spec, r))
+                .map(|(subset, _, r, _)| {
+                    NnueShare::parse_both(spec, r, spec.mirror && *subset == Subset::Train)
+                })
                 .collect();
             for ((subset, block, _, origin), p) in pending.drain(..).zip(parsed) {
                 let named = |msg: String| {
@@ -385,8 +450,11 @@ impl NnueShare {
                         origin.line
                     ))
                 };
-                let p = p.map_err(named)?;
+                let (p, mirror) = p.map_err(named)?;
                 parts[subset as usize].push(block, &p).map_err(named)?;
+                if let Some(m) = mirror {
+                    parts[subset as usize].push(block, &m).map_err(named)?;
+                }
             }
             Ok(())
         };
@@ -627,6 +695,34 @@ impl Resident for NnueShare {
                 Ok(s) => NnueAnswer::Sum(s),
                 Err(e) => NnueAnswer::Done(Err(e)),
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mirrored_fen_is_the_board_flipped_left_to_right() {
+        let start = crate::core::START_FEN;
+        assert_eq!(mirror_fen(start), start);
+        let fen = "2bak4/4a4/4b1n2/p3p1p1p/2c6/9/P3P1P1P/2N1C4/4A4/2BAK1B2 w - - 3 12";
+        let m = mirror_fen(fen);
+        assert_eq!(
+            m,
+            "4kab2/4a4/2n1b4/p1p1p3p/6c2/9/P1P1P3P/4C1N2/4A4/2B1KAB2 w - - 3 12"
+        );
+        assert_eq!(mirror_fen(&m), fen);
+        // the mirror is a legal position with the mirrored pieces
+        let (p, q) = (
+            Position::from_fen(fen).unwrap(),
+            Position::from_fen(&m).unwrap(),
+        );
+        for s in 0..90u8 {
+            let sq = crate::core::Square(s);
+            let flipped = crate::core::Square::new(8 - sq.file(), sq.rank());
+            assert_eq!(p.piece_at(sq), q.piece_at(flipped));
         }
     }
 }

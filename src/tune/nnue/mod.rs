@@ -134,6 +134,11 @@ pub struct NnueArgs {
     /// Verify against this network instead of the classical evaluation.
     #[arg(long)]
     pub baseline_net: Option<PathBuf>,
+    /// Also learn every training position mirrored left to right (Xiangqi's rules are
+    /// symmetric about the e-file): twice the samples from the same games (`--mirror false`
+    /// to learn the positions as they are).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub mirror: bool,
 }
 
 /// The settings `config.json` records.
@@ -160,6 +165,8 @@ pub struct NnueSettings {
     pub max_positions: Option<usize>,
     pub init_net: Option<PathBuf>,
     pub baseline_net: Option<PathBuf>,
+    #[serde(default)]
+    pub mirror: bool,
 }
 
 impl From<&NnueArgs> for NnueSettings {
@@ -184,6 +191,7 @@ impl From<&NnueArgs> for NnueSettings {
             max_positions: a.max_positions,
             init_net: a.init_net.as_deref().map(absolute),
             baseline_net: a.baseline_net.as_deref().map(absolute),
+            mirror: a.mirror,
         }
     }
 }
@@ -431,6 +439,7 @@ impl NnueTuner {
             arch: tarch,
             eval: eval.clone(),
             needs_score: s.lambda > 0.0,
+            mirror: s.mirror && ctx.settings.common.variant == crate::core::Variant::Xiangqi,
         };
         let t0 = Instant::now();
         let data = match crate::exec::load::<NnueShare>(&spec) {
