@@ -379,15 +379,14 @@ impl NnueShare {
 
     /// A position as a sample: features, bucket, label from the side to move's view.
     fn sample(spec: &NnueSpec, pos: &Position, score: Option<i32>, result: f32) -> Parsed {
-        let pos = &pos;
         let us = pos.side_to_move();
         let sign = us.sign();
         let mut stm = Vec::with_capacity(40);
         let mut other = Vec::with_capacity(40);
         spec.features
-            .active_features(&pos, us, &mut |i| stm.push(i as u16));
+            .active_features(pos, us, &mut |i| stm.push(i as u16));
         spec.features
-            .active_features(&pos, us.flip(), &mut |i| other.push(i as u16));
+            .active_features(pos, us.flip(), &mut |i| other.push(i as u16));
         let pieces = pos.occupied().count_ones();
         let bucket = output_bucket(pieces, spec.arch.buckets) as u8;
         let clamp = |x: i32| x.clamp(-30_000, 30_000) as i16;
@@ -400,7 +399,7 @@ impl NnueShare {
         let label = Label {
             score: score.map_or(NO_SCORE, |s| clamp(s * sign)),
             // (`evaluate` is from the side to move's view already)
-            eval: clamp(evaluate(&pos, &spec.eval)),
+            eval: clamp(evaluate(pos, &spec.eval)),
             result: (stm_result * 2.0).round().clamp(0.0, 2.0) as u8,
         };
         Parsed {
