@@ -201,12 +201,7 @@ impl Workspace {
     /// Chooses the build of the inner loops (to compare them); refuses one this processor
     /// cannot run.
     pub fn set_simd(&mut self, simd: Simd) -> Result<(), TrainError> {
-        if !simd.available() {
-            return Err(TrainError::Settings(format!(
-                "this processor cannot run the {simd:?} build"
-            )));
-        }
-        self.simd = simd;
+        self.simd = kernel::runnable(simd)?;
         Ok(())
     }
 

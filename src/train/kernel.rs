@@ -23,54 +23,35 @@
 //! is a poor fit for a dense matrix-multiplication crate (`matrixmultiply`, `gemm`): the work is
 //! gathering and scattering rows, which these loops do directly.
 
+use super::TrainError;
 use super::aligned::AlignedVec;
 use super::data::Samples;
 use super::network::Activation;
-use serde::{Deserialize, Serialize};
 
-/// Which build of the inner loops runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Simd {
-    /// The crate's own target (x86-64-v2 on x86-64; whatever the target is elsewhere).
-    Baseline,
-    /// AVX2 and FMA, on x86-64 processors that have them.
-    Avx2,
+pub use crate::util::cpu::Simd;
+
+/// `simd`, if this processor runs it: the check of every `set_simd`.
+pub(crate) fn runnable(simd: Simd) -> Result<Simd, TrainError> {
+    if simd.available() {
+        Ok(simd)
+    } else {
+        Err(TrainError::Settings(format!(
+            "this processor cannot run the {simd:?} build"
+        )))
+    }
 }
 
-impl Simd {
-    /// The best build this processor runs.
-    pub fn detect() -> Simd {
-        if Simd::Avx2.available() {
-            Simd::Avx2
-        } else {
-            Simd::Baseline
-        }
-    }
-
-    /// Whether this processor can run this build.
-    pub fn available(self) -> bool {
-        match self {
-            Simd::Baseline => true,
-            #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
-            #[cfg(not(target_arch = "x86_64"))]
-            Simd::Avx2 => false,
-        }
-    }
-
-    /// The widest accumulator block (in floats) that fits this build's registers and divides
-    /// `hidden` (a multiple of 16): 64 floats are 8 AVX2 registers, 32 are 8 SSE registers.
-    fn tile(self, hidden: usize) -> usize {
-        let widest = match self {
-            Simd::Avx2 => 64,
-            Simd::Baseline => 32,
-        };
-        [64, 32, 16]
-            .into_iter()
-            .find(|&t| t <= widest && hidden.is_multiple_of(t))
-            .unwrap_or(16)
-    }
+/// The widest accumulator block (in floats) that fits the registers of `simd` and divides
+/// `hidden` (a multiple of 16): 64 floats are 8 AVX2 registers, 32 are 8 SSE registers.
+fn tile(simd: Simd, hidden: usize) -> usize {
+    let widest = match simd {
+        Simd::Avx2 => 64,
+        Simd::Plain => 32,
+    };
+    [64, 32, 16]
+        .into_iter()
+        .find(|&t| t <= widest && hidden.is_multiple_of(t))
+        .unwrap_or(16)
 }
 
 /// The network as the inner loops read it.
@@ -366,7 +347,7 @@ impl Rows for Avx2Rows {
         acc: &mut [f32],
     ) {
         // SAFETY: only the AVX2 entry points below use `Avx2Rows`, and they run only after
-        // `Simd::Avx2.available()` (see `chunk_gradient`).
+        // `Simd::available` (see `chunk_gradient`).
         unsafe { avx2::accumulate::<T>(weights, bias, feats, hidden, acc) }
     }
 
@@ -698,7 +679,7 @@ fn adam_avx2(c: AdamConsts, w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f3
 /// Calls `$f::<A, T, S>` with the activation and the block width chosen at run time.
 macro_rules! by_shape {
     ($simd:expr, $net:expr, $f:ident, $S:ty, ($($arg:expr),*)) => {{
-        let t = $simd.tile($net.hidden);
+        let t = tile($simd, $net.hidden);
         match ($net.activation, t) {
             (Activation::Crelu, 64) => $f::<Crelu, 64, $S>($($arg),*),
             (Activation::Crelu, 32) => $f::<Crelu, 32, $S>($($arg),*),

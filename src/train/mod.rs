@@ -20,7 +20,7 @@
 //! Determinism: a batch's gradient is the sum of fixed-size chunks of samples, each computed
 //! sequentially, summed in chunk order; the thread count only decides who computes which
 //! chunk, so results are the same bits on 1 or 16 threads. The promise is for one binary on
-//! one machine: the AVX2 and baseline builds of the inner loops use no fused multiply-add and
+//! one machine: the AVX2 and plain builds of the inner loops use no fused multiply-add and
 //! keep every sum in the order the source gives, so they agree too (a test checks it), but the
 //! sigmoid's `exp` comes from the platform's maths library.
 

@@ -114,12 +114,7 @@ impl Optimiser {
 
     /// Chooses the build of the update loop; refuses one this processor cannot run.
     pub fn set_simd(&mut self, simd: Simd) -> Result<(), TrainError> {
-        if !simd.available() {
-            return Err(TrainError::Settings(format!(
-                "this processor cannot run the {simd:?} build"
-            )));
-        }
-        self.simd = simd;
+        self.simd = kernel::runnable(simd)?;
         Ok(())
     }
 

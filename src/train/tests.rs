@@ -219,14 +219,14 @@ fn same_bits_on_1_and_4_threads() {
 }
 
 /// Not promised (FMA may round differently on other code), but true of these loops: the
-/// AVX2 build computes the same bits as the baseline one.
+/// AVX2 build computes the same bits as the plain one.
 #[test]
 fn same_bits_with_and_without_avx2() {
     if !Simd::Avx2.available() {
         return;
     }
     for activation in [Activation::Crelu, Activation::Screlu] {
-        let base = train_bytes(2, Simd::Baseline, activation);
+        let base = train_bytes(2, Simd::Plain, activation);
         let avx2 = train_bytes(2, Simd::Avx2, activation);
         assert!(base == avx2, "{activation:?}: the builds differ");
     }
@@ -248,7 +248,7 @@ fn same_gradient_for_every_build_and_width() {
         let samples = synthetic(&arch, 500, 9);
         let net = Network::new(arch, 2).unwrap();
         let indices: Vec<u32> = (0..500).rev().collect();
-        let mut grads = [Simd::Baseline, Simd::Avx2].map(|simd| {
+        let mut grads = [Simd::Plain, Simd::Avx2].map(|simd| {
             let mut ws = Workspace::new(&arch, 64).unwrap();
             ws.set_simd(simd).unwrap();
             let mut g = Gradient::zeros(&arch);

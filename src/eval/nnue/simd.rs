@@ -2,7 +2,7 @@
 //! parent, and the output layer. Each has a plain version and an AVX2 version chosen at run
 //! time: the crate is built for x86-64-v2 (`.cargo/config.toml`), so AVX2 code lives in
 //! `#[target_feature(enable = "avx2")]` functions that are called only after
-//! `is_x86_feature_detected!("avx2")` (the dispatch of the Rust reference's `std::arch` docs).
+//! [`Simd::available`] has found AVX2 ([`crate::util::cpu`], shared with the trainer).
 //!
 //! Both versions compute the same integers, bit for bit: accumulator lanes add and subtract
 //! with i16 wraparound (`_mm256_add_epi16` wraps; the plain code uses `wrapping_add`), and the
@@ -11,6 +11,7 @@
 //! a network is built (see `Architecture::out_weight_limit`).
 
 use super::arch::Activation;
+pub use crate::util::cpu::Simd;
 
 /// Lanes per [`Line`].
 pub const LANES: usize = 32;
@@ -37,54 +38,13 @@ pub fn lanes(lines: &[Line]) -> &[i16] {
     unsafe { std::slice::from_raw_parts(lines.as_ptr().cast::<i16>(), lines.len() * LANES) }
 }
 
-/// Which implementation of the kernels a network uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Simd {
-    /// Portable code (which the compiler may still vectorise for the baseline target).
-    Plain,
-    /// 256-bit AVX2 code; used only where the CPU has AVX2.
-    Avx2,
-}
-
-impl Simd {
-    /// The fastest implementation this CPU runs.
-    pub fn detect() -> Simd {
-        if Simd::Avx2.available() {
-            Simd::Avx2
-        } else {
-            Simd::Plain
-        }
-    }
-
-    /// Whether this CPU runs the implementation.
-    #[inline(always)]
-    pub fn available(self) -> bool {
-        match self {
-            Simd::Plain => true,
-            Simd::Avx2 => avx2_detected(),
-        }
-    }
-}
-
-#[inline(always)]
-fn avx2_detected() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 /// `out = bias + sum of the rows of features`: an accumulator rebuilt from its active inputs,
 /// where row `f` is `weights[f * n..(f + 1) * n]` for `n = out.len()` (panics past the end).
 #[inline]
 pub fn refresh(simd: Simd, out: &mut [Line], bias: &[Line], weights: &[Line], features: &[u32]) {
     debug_assert!(bias.len() == out.len());
     #[cfg(target_arch = "x86_64")]
-    if simd == Simd::Avx2 && avx2_detected() {
+    if simd == Simd::Avx2 && simd.available() {
         // SAFETY: the CPU has AVX2 (checked just above).
         return unsafe { avx2::refresh(out, bias, weights, features) };
     }
@@ -104,7 +64,7 @@ pub fn update(
     debug_assert!(parent.len() == out.len());
     debug_assert!(added.iter().chain(removed).all(|r| r.len() == out.len()));
     #[cfg(target_arch = "x86_64")]
-    if simd == Simd::Avx2 && avx2_detected() {
+    if simd == Simd::Avx2 && simd.available() {
         // SAFETY: the CPU has AVX2 (checked just above).
         return unsafe { avx2::update(out, parent, added, removed) };
     }
@@ -126,7 +86,7 @@ pub fn output(
 ) -> i32 {
     debug_assert!(us.len() == them.len() && weights.len() == 2 * us.len());
     #[cfg(target_arch = "x86_64")]
-    if simd == Simd::Avx2 && avx2_detected() {
+    if simd == Simd::Avx2 && simd.available() {
         // SAFETY: the CPU has AVX2 (checked just above).
         return unsafe { avx2::output(activation, qa, us, them, weights) };
     }

@@ -1,6 +1,9 @@
 //! Plumbing shared by `play`, `tune` and `import`: atomic file writes, run folders, seeding and
 //! stable hashing. One copy of each, so a match, a tuning run and an import write, name and seed
-//! things the same way.
+//! things the same way. [`cpu`] picks the build of the inner loops that the inference and the
+//! trainer run.
+
+pub mod cpu;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
