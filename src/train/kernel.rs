@@ -5,8 +5,8 @@
 //! (`chunks_exact`, arrays of a constant length, outputs built in a local array and stored
 //! whole), so LLVM vectorises it without bounds checks or aliasing doubts in the innermost loop.
 //! The crate builds for x86-64-v2 (SSE4.2); each entry point also has a copy compiled with AVX2
-//! and FMA enabled (`#[target_feature]` on a wrapper around the same `#[inline(always)]` code),
-//! chosen at run time with `is_x86_feature_detected!`. The two loops that stream
+//! and FMA enabled (`#[target_feature]` on one generic wrapper, `run_avx2`, around the same
+//! `#[inline(always)]` code), chosen at run time by [`Simd`]. The two loops that stream
 //! feature-transformer rows (summing rows into an accumulator, adding a gradient row into a
 //! buffer) are written with AVX2 intrinsics in that copy, with aligned loads where the rows are
 //! aligned (see `aligned`), because LLVM's x86-64-v2 tuning splits the 256-bit loads it would
@@ -25,7 +25,7 @@
 
 use super::TrainError;
 use super::aligned::AlignedVec;
-use super::data::Samples;
+use super::data::{Sample, Samples};
 use super::network::Activation;
 
 pub use crate::util::cpu::Simd;
@@ -189,34 +189,6 @@ impl Act for Screlu {
     }
 }
 
-/// `acc = bias + Σ rows of feats`, a block of `T` floats at a time so the block's sums stay in
-/// registers while the rows stream past.
-#[inline(always)]
-fn accumulate<const T: usize>(
-    weights: &[f32],
-    bias: &[f32],
-    feats: &[u16],
-    hidden: usize,
-    acc: &mut [f32],
-) {
-    for (t, (out, b)) in acc
-        .chunks_exact_mut(T)
-        .zip(bias.chunks_exact(T))
-        .enumerate()
-    {
-        let mut r = [0.0f32; T];
-        r.copy_from_slice(b);
-        let off = t * T;
-        for &i in feats {
-            let row = &weights[i as usize * hidden + off..][..T];
-            for k in 0..T {
-                r[k] += row[k];
-            }
-        }
-        out.copy_from_slice(&r);
-    }
-}
-
 /// Sixteen lanes summed pairwise, in a fixed order.
 #[inline(always)]
 fn reduce16(mut l: [f32; 16]) -> f32 {
@@ -279,26 +251,11 @@ fn backward<A: Act>(
     }
 }
 
-/// `dst += src`, element by element.
-#[inline(always)]
-fn add_assign(dst: &mut [f32], src: &[f32]) {
-    for (d, s) in dst.chunks_exact_mut(16).zip(src.chunks_exact(16)) {
-        let mut x = [0.0f32; 16];
-        x.copy_from_slice(d);
-        for k in 0..16 {
-            x[k] += s[k];
-        }
-        d.copy_from_slice(&x);
-    }
-    let tail = dst.len() / 16 * 16;
-    for (d, s) in dst[tail..].iter_mut().zip(&src[tail..]) {
-        *d += s;
-    }
-}
-
 /// The two loops that carry nearly all the work: summing feature-transformer rows into an
 /// accumulator, and adding a row of gradient into a buffer.
 trait Rows {
+    /// `acc = bias + Σ rows of feats`, a block of `T` floats at a time so the block's sums
+    /// stay in registers while the rows stream past.
     fn accumulate<const T: usize>(
         weights: &[f32],
         bias: &[f32],
@@ -306,6 +263,7 @@ trait Rows {
         hidden: usize,
         acc: &mut [f32],
     );
+    /// `dst += src`, element by element.
     fn add_assign(dst: &mut [f32], src: &[f32]);
 }
 
@@ -321,12 +279,38 @@ impl Rows for Portable {
         hidden: usize,
         acc: &mut [f32],
     ) {
-        accumulate::<T>(weights, bias, feats, hidden, acc)
+        for (t, (out, b)) in acc
+            .chunks_exact_mut(T)
+            .zip(bias.chunks_exact(T))
+            .enumerate()
+        {
+            let mut r = [0.0f32; T];
+            r.copy_from_slice(b);
+            let off = t * T;
+            for &i in feats {
+                let row = &weights[i as usize * hidden + off..][..T];
+                for k in 0..T {
+                    r[k] += row[k];
+                }
+            }
+            out.copy_from_slice(&r);
+        }
     }
 
     #[inline(always)]
     fn add_assign(dst: &mut [f32], src: &[f32]) {
-        add_assign(dst, src)
+        for (d, s) in dst.chunks_exact_mut(16).zip(src.chunks_exact(16)) {
+            let mut x = [0.0f32; 16];
+            x.copy_from_slice(d);
+            for k in 0..16 {
+                x[k] += s[k];
+            }
+            d.copy_from_slice(&x);
+        }
+        let tail = dst.len() / 16 * 16;
+        for (d, s) in dst[tail..].iter_mut().zip(&src[tail..]) {
+            *d += s;
+        }
     }
 }
 
@@ -347,7 +331,7 @@ impl Rows for Avx2Rows {
         acc: &mut [f32],
     ) {
         // SAFETY: only the AVX2 entry points below use `Avx2Rows`, and they run only after
-        // `Simd::available` (see `chunk_gradient`).
+        // `Simd::available` (see `run_in`).
         unsafe { avx2::accumulate::<T>(weights, bias, feats, hidden, acc) }
     }
 
@@ -399,7 +383,7 @@ mod avx2 {
         }
     }
 
-    /// [`super::accumulate`] for `T` a multiple of 8, at most 64 (8 registers).
+    /// [`Rows::accumulate`](super::Rows::accumulate) for `T` a multiple of 8, at most 64 (8 registers).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn accumulate<const T: usize>(
@@ -453,7 +437,7 @@ mod avx2 {
         }
     }
 
-    /// [`super::add_assign`].
+    /// [`Rows::add_assign`](super::Rows::add_assign).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn add_assign(dst: &mut [f32], src: &[f32]) {
@@ -517,78 +501,122 @@ fn prefetch<S: Samples + ?Sized>(samples: &S, indices: &[u32], j: usize) {
     }
 }
 
+/// A sample's forward pass: both accumulators into `acc`, activated into `act`. Returns the
+/// network's output.
 #[inline(always)]
-fn chunk_gradient_impl<A: Act, R: Rows, const T: usize, S: Samples + ?Sized>(
+fn forward<A: Act, R: Rows, const T: usize>(
     net: &NetRef<'_>,
-    lc: LossConsts,
-    samples: &S,
-    indices: &[u32],
-    g: &mut ChunkGrad,
-) {
-    let h = net.hidden;
-    let ChunkGrad {
-        ft,
-        touched,
-        touched_rows,
-        ft_bias,
-        out,
-        out_bias,
-        loss,
-        acc,
-        act,
-        dacc,
-        ..
-    } = g;
-    let mut ftg = ChunkGradFt {
-        ft,
-        touched,
-        rows: touched_rows,
-    };
-    let mut loss_sum = 0.0f64;
-    for (j, &index) in indices.iter().enumerate() {
-        prefetch(samples, indices, j);
-        let s = samples.sample(index as usize);
-        let (acc_stm, acc_other) = acc.split_at_mut(h);
-        R::accumulate::<T>(net.ft_weights, net.ft_bias, s.stm, h, acc_stm);
-        R::accumulate::<T>(net.ft_weights, net.ft_bias, s.other, h, acc_other);
-        let b = s.bucket as usize;
-        let ow = &net.out_weights[b * 2 * h..(b + 1) * 2 * h];
-        let y = activate_dot::<A>(acc, ow, act) + net.out_bias[b];
-        let (l, dy) = lc.loss_grad(y, s.target);
-        loss_sum += l as f64;
-        out_bias[b] += dy;
-        backward::<A>(dy, acc, act, ow, &mut out[b * 2 * h..(b + 1) * 2 * h], dacc);
-        let (d_stm, d_other) = dacc.split_at(h);
-        R::add_assign(ft_bias, d_stm);
-        R::add_assign(ft_bias, d_other);
-        scatter::<R>(&mut ftg, d_stm, s.stm);
-        scatter::<R>(&mut ftg, d_other, s.other);
-    }
-    *loss += loss_sum;
-}
-
-#[inline(always)]
-fn chunk_loss_impl<A: Act, R: Rows, const T: usize, S: Samples + ?Sized>(
-    net: &NetRef<'_>,
-    lc: LossConsts,
-    samples: &S,
-    indices: impl Iterator<Item = usize>,
+    s: &Sample<'_>,
     acc: &mut [f32],
     act: &mut [f32],
-) -> f64 {
+) -> f32 {
     let h = net.hidden;
-    let mut loss_sum = 0.0f64;
-    for index in indices {
-        let s = samples.sample(index);
-        let (acc_stm, acc_other) = acc.split_at_mut(h);
-        R::accumulate::<T>(net.ft_weights, net.ft_bias, s.stm, h, acc_stm);
-        R::accumulate::<T>(net.ft_weights, net.ft_bias, s.other, h, acc_other);
-        let b = s.bucket as usize;
-        let ow = &net.out_weights[b * 2 * h..(b + 1) * 2 * h];
-        let y = activate_dot::<A>(acc, ow, act) + net.out_bias[b];
-        loss_sum += lc.loss(y, s.target) as f64;
+    let (acc_stm, acc_other) = acc.split_at_mut(h);
+    R::accumulate::<T>(net.ft_weights, net.ft_bias, s.stm, h, acc_stm);
+    R::accumulate::<T>(net.ft_weights, net.ft_bias, s.other, h, acc_other);
+    let b = s.bucket as usize;
+    activate_dot::<A>(acc, net.bucket_weights(b), act) + net.out_bias[b]
+}
+
+impl<'a> NetRef<'a> {
+    /// The output weights of bucket `b`: the side to move's `hidden`, then the other side's.
+    #[inline(always)]
+    fn bucket_weights(&self, b: usize) -> &'a [f32] {
+        &self.out_weights[b * 2 * self.hidden..(b + 1) * 2 * self.hidden]
     }
-    loss_sum
+}
+
+/// An inner loop written once for every activation `A`, build of the row loops `R` and block
+/// width `T`; [`dispatch`] picks the three at run time.
+trait Kernel {
+    type Output;
+    fn run<A: Act, R: Rows, const T: usize>(self) -> Self::Output;
+}
+
+/// One chunk's gradient sums (see [`chunk_gradient`]).
+struct GradientKernel<'a, 'n, S: ?Sized> {
+    net: &'a NetRef<'n>,
+    lc: LossConsts,
+    samples: &'a S,
+    indices: &'a [u32],
+    g: &'a mut ChunkGrad,
+}
+
+impl<S: Samples + ?Sized> Kernel for GradientKernel<'_, '_, S> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run<A: Act, R: Rows, const T: usize>(self) {
+        let GradientKernel {
+            net,
+            lc,
+            samples,
+            indices,
+            g,
+        } = self;
+        let h = net.hidden;
+        let ChunkGrad {
+            ft,
+            touched,
+            touched_rows,
+            ft_bias,
+            out,
+            out_bias,
+            loss,
+            acc,
+            act,
+            dacc,
+            ..
+        } = g;
+        let mut ftg = ChunkGradFt {
+            ft,
+            touched,
+            rows: touched_rows,
+        };
+        let mut loss_sum = 0.0f64;
+        for (j, &index) in indices.iter().enumerate() {
+            prefetch(samples, indices, j);
+            let s = samples.sample(index as usize);
+            let y = forward::<A, R, T>(net, &s, acc, act);
+            let (l, dy) = lc.loss_grad(y, s.target);
+            loss_sum += l as f64;
+            let b = s.bucket as usize;
+            out_bias[b] += dy;
+            let out_b = &mut out[b * 2 * h..(b + 1) * 2 * h];
+            backward::<A>(dy, acc, act, net.bucket_weights(b), out_b, dacc);
+            let (d_stm, d_other) = dacc.split_at(h);
+            R::add_assign(ft_bias, d_stm);
+            R::add_assign(ft_bias, d_other);
+            scatter::<R>(&mut ftg, d_stm, s.stm);
+            scatter::<R>(&mut ftg, d_other, s.other);
+        }
+        *loss += loss_sum;
+    }
+}
+
+/// The summed loss of some samples (see [`chunk_loss`]).
+struct LossKernel<'a, 'n, S: ?Sized, I> {
+    net: &'a NetRef<'n>,
+    lc: LossConsts,
+    samples: &'a S,
+    indices: I,
+    acc: &'a mut [f32],
+    act: &'a mut [f32],
+}
+
+impl<S: Samples + ?Sized, I: Iterator<Item = usize>> Kernel for LossKernel<'_, '_, S, I> {
+    type Output = f64;
+
+    #[inline(always)]
+    fn run<A: Act, R: Rows, const T: usize>(self) -> f64 {
+        let mut loss_sum = 0.0f64;
+        for index in self.indices {
+            let s = self.samples.sample(index);
+            let y = forward::<A, R, T>(self.net, &s, self.acc, self.act);
+            loss_sum += self.lc.loss(y, s.target) as f64;
+        }
+        loss_sum
+    }
 }
 
 /// The AdamW constants of one step (see `optimiser`).
@@ -622,73 +650,36 @@ fn adam_impl(c: AdamConsts, w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f3
 // ---------------------------------------------------------------------------------------------
 // Dispatch: each entry point picks the build, the activation and the block width.
 
+/// `kernel` in a copy compiled with AVX2 and FMA: the `#[inline(always)]` loops it runs are
+/// compiled for them.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn chunk_gradient_avx2<A: Act, const T: usize, S: Samples + ?Sized>(
-    net: &NetRef<'_>,
-    lc: LossConsts,
-    samples: &S,
-    indices: &[u32],
-    g: &mut ChunkGrad,
-) {
-    chunk_gradient_impl::<A, Avx2Rows, T, S>(net, lc, samples, indices, g)
+fn run_avx2<K: Kernel, A: Act, const T: usize>(kernel: K) -> K::Output {
+    kernel.run::<A, Avx2Rows, T>()
 }
 
+/// `kernel` in the build `simd`.
 #[inline(always)]
-fn chunk_gradient_portable<A: Act, const T: usize, S: Samples + ?Sized>(
-    net: &NetRef<'_>,
-    lc: LossConsts,
-    samples: &S,
-    indices: &[u32],
-    g: &mut ChunkGrad,
-) {
-    chunk_gradient_impl::<A, Portable, T, S>(net, lc, samples, indices, g)
+fn run_in<K: Kernel, A: Act, const T: usize>(simd: Simd, kernel: K) -> K::Output {
+    match simd {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Workspace` only holds `Simd::Avx2` after `runnable` said yes.
+        Simd::Avx2 => unsafe { run_avx2::<K, A, T>(kernel) },
+        _ => kernel.run::<A, Portable, T>(),
+    }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn chunk_loss_avx2<A: Act, const T: usize, S: Samples + ?Sized>(
-    net: &NetRef<'_>,
-    lc: LossConsts,
-    samples: &S,
-    indices: impl Iterator<Item = usize>,
-    acc: &mut [f32],
-    act: &mut [f32],
-) -> f64 {
-    chunk_loss_impl::<A, Avx2Rows, T, S>(net, lc, samples, indices, acc, act)
-}
-
-#[inline(always)]
-fn chunk_loss_portable<A: Act, const T: usize, S: Samples + ?Sized>(
-    net: &NetRef<'_>,
-    lc: LossConsts,
-    samples: &S,
-    indices: impl Iterator<Item = usize>,
-    acc: &mut [f32],
-    act: &mut [f32],
-) -> f64 {
-    chunk_loss_impl::<A, Portable, T, S>(net, lc, samples, indices, acc, act)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn adam_avx2(c: AdamConsts, w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]) {
-    adam_impl(c, w, g, m, v)
-}
-
-/// Calls `$f::<A, T, S>` with the activation and the block width chosen at run time.
-macro_rules! by_shape {
-    ($simd:expr, $net:expr, $f:ident, $S:ty, ($($arg:expr),*)) => {{
-        let t = tile($simd, $net.hidden);
-        match ($net.activation, t) {
-            (Activation::Crelu, 64) => $f::<Crelu, 64, $S>($($arg),*),
-            (Activation::Crelu, 32) => $f::<Crelu, 32, $S>($($arg),*),
-            (Activation::Crelu, _) => $f::<Crelu, 16, $S>($($arg),*),
-            (Activation::Screlu, 64) => $f::<Screlu, 64, $S>($($arg),*),
-            (Activation::Screlu, 32) => $f::<Screlu, 32, $S>($($arg),*),
-            (Activation::Screlu, _) => $f::<Screlu, 16, $S>($($arg),*),
-        }
-    }};
+/// `kernel` in the build `simd`, with the activation of `net` and the block width for its
+/// hidden size.
+fn dispatch<K: Kernel>(simd: Simd, net: &NetRef<'_>, kernel: K) -> K::Output {
+    match (net.activation, tile(simd, net.hidden)) {
+        (Activation::Crelu, 64) => run_in::<K, Crelu, 64>(simd, kernel),
+        (Activation::Crelu, 32) => run_in::<K, Crelu, 32>(simd, kernel),
+        (Activation::Crelu, _) => run_in::<K, Crelu, 16>(simd, kernel),
+        (Activation::Screlu, 64) => run_in::<K, Screlu, 64>(simd, kernel),
+        (Activation::Screlu, 32) => run_in::<K, Screlu, 32>(simd, kernel),
+        (Activation::Screlu, _) => run_in::<K, Screlu, 16>(simd, kernel),
+    }
 }
 
 /// One chunk's gradient, added into `g` after clearing it.
@@ -701,26 +692,14 @@ pub(crate) fn chunk_gradient<S: Samples + ?Sized>(
     g: &mut ChunkGrad,
 ) {
     g.clear();
-    match simd {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Workspace` only holds `Simd::Avx2` after `Simd::available` said yes.
-        Simd::Avx2 => unsafe {
-            by_shape!(
-                simd,
-                net,
-                chunk_gradient_avx2,
-                S,
-                (net, lc, samples, indices, g)
-            )
-        },
-        _ => by_shape!(
-            simd,
-            net,
-            chunk_gradient_portable,
-            S,
-            (net, lc, samples, indices, g)
-        ),
-    }
+    let kernel = GradientKernel {
+        net,
+        lc,
+        samples,
+        indices,
+        g,
+    };
+    dispatch(simd, net, kernel)
 }
 
 /// The summed loss of the samples `indices` (forward pass only).
@@ -733,36 +712,30 @@ pub(crate) fn chunk_loss<S: Samples + ?Sized>(
 ) -> f64 {
     let mut acc = AlignedVec::zeros(2 * net.hidden);
     let mut act = AlignedVec::zeros(2 * net.hidden);
-    let (acc, act) = (&mut acc[..], &mut act[..]);
-    match simd {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: as in `chunk_gradient`.
-        Simd::Avx2 => unsafe {
-            by_shape!(
-                simd,
-                net,
-                chunk_loss_avx2,
-                S,
-                (net, lc, samples, indices, acc, act)
-            )
-        },
-        _ => by_shape!(
-            simd,
-            net,
-            chunk_loss_portable,
-            S,
-            (net, lc, samples, indices, acc, act)
-        ),
-    }
+    let kernel = LossKernel {
+        net,
+        lc,
+        samples,
+        indices,
+        acc: &mut acc,
+        act: &mut act,
+    };
+    dispatch(simd, net, kernel)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn adam_avx2(c: AdamConsts, w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]) {
+    adam_impl(c, w, g, m, v)
 }
 
 /// `dst += src`.
 pub(crate) fn add_into(simd: Simd, dst: &mut [f32], src: &[f32]) {
     match simd {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: as in `chunk_gradient`.
+        // SAFETY: as in `run_in`.
         Simd::Avx2 => unsafe { avx2::add_assign(dst, src) },
-        _ => add_assign(dst, src),
+        _ => Portable::add_assign(dst, src),
     }
 }
 
@@ -777,7 +750,7 @@ pub(crate) fn adam(
 ) {
     match simd {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: as in `chunk_gradient`.
+        // SAFETY: as in `run_in` (`Optimiser` holds `Simd::Avx2` only after `runnable`).
         Simd::Avx2 => unsafe { adam_avx2(c, w, g, m, v) },
         _ => adam_impl(c, w, g, m, v),
     }
@@ -786,6 +759,9 @@ pub(crate) fn adam(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_arch = "x86_64")]
+    type AccumulateFn = fn(&[f32], &[f32], &[u16], usize, &mut [f32]);
 
     /// The AVX2 row loops, on aligned and unaligned slices, give the portable loops' bits.
     #[test]
@@ -803,31 +779,22 @@ mod tests {
         for shift in [0, 1, 8] {
             let weights = &store[shift..shift + inputs * hidden];
             let bias = &store[inputs * hidden..inputs * hidden + hidden];
-            let mut want = AlignedVec::zeros(hidden + 8);
-            let mut got = AlignedVec::zeros(hidden + 8);
-            Portable::accumulate::<16>(
-                weights,
-                bias,
-                &feats,
-                hidden,
-                &mut want[shift..shift + hidden],
-            );
-            Avx2Rows::accumulate::<64>(
-                weights,
-                bias,
-                &feats,
-                hidden,
-                &mut got[shift..shift + hidden],
-            );
-            assert!(want == got, "accumulate, shift {shift}");
-            Avx2Rows::accumulate::<32>(
-                weights,
-                bias,
-                &feats,
-                hidden,
-                &mut got[shift..shift + hidden],
-            );
-            assert!(want == got, "accumulate by 32, shift {shift}");
+            let sum = |accumulate: AccumulateFn| {
+                let mut acc = AlignedVec::zeros(hidden + 8);
+                accumulate(
+                    weights,
+                    bias,
+                    &feats,
+                    hidden,
+                    &mut acc[shift..shift + hidden],
+                );
+                acc
+            };
+            let want = sum(Portable::accumulate::<16>);
+            let by_64 = sum(Avx2Rows::accumulate::<64>);
+            assert!(want == by_64, "accumulate by 64, shift {shift}");
+            let by_32 = sum(Avx2Rows::accumulate::<32>);
+            assert!(want == by_32, "accumulate by 32, shift {shift}");
             let src = &store[shift + 5..shift + 5 + 61];
             let mut a = want[..61].to_vec();
             let mut b = a.clone();
