@@ -38,18 +38,26 @@ pub fn lanes(lines: &[Line]) -> &[i16] {
     unsafe { std::slice::from_raw_parts(lines.as_ptr().cast::<i16>(), lines.len() * LANES) }
 }
 
+/// `avx2::$kernel(args)` where `simd` is [`Simd::Avx2`] and the processor has AVX2, else
+/// `plain::$kernel(args)`. The check is made on every call: a network chooses its kernels
+/// once ([`Simd::available`] then too), but these functions are public and take any `Simd`.
+macro_rules! dispatch {
+    ($simd:expr, $kernel:ident($($arg:expr),*)) => {
+        match $simd {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the processor has AVX2 (the guard).
+            Simd::Avx2 if Simd::Avx2.available() => unsafe { avx2::$kernel($($arg),*) },
+            _ => plain::$kernel($($arg),*),
+        }
+    };
+}
+
 /// `out = bias + sum of the rows of features`: an accumulator rebuilt from its active inputs,
 /// where row `f` is `weights[f * n..(f + 1) * n]` for `n = out.len()` (panics past the end).
 #[inline]
 pub fn refresh(simd: Simd, out: &mut [Line], bias: &[Line], weights: &[Line], features: &[u32]) {
     debug_assert!(bias.len() == out.len());
-    #[cfg(target_arch = "x86_64")]
-    if simd == Simd::Avx2 && simd.available() {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { avx2::refresh(out, bias, weights, features) };
-    }
-    let _ = simd;
-    plain::refresh(out, bias, weights, features)
+    dispatch!(simd, refresh(out, bias, weights, features))
 }
 
 /// `out = parent + sum(added) - sum(removed)`: an accumulator updated from its parent.
@@ -63,13 +71,7 @@ pub fn update(
 ) {
     debug_assert!(parent.len() == out.len());
     debug_assert!(added.iter().chain(removed).all(|r| r.len() == out.len()));
-    #[cfg(target_arch = "x86_64")]
-    if simd == Simd::Avx2 && simd.available() {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { avx2::update(out, parent, added, removed) };
-    }
-    let _ = simd;
-    plain::update(out, parent, added, removed)
+    dispatch!(simd, update(out, parent, added, removed))
 }
 
 /// The output layer's dot product before bias and scaling: `sum(act(us) * weights[..n]) +
@@ -85,13 +87,7 @@ pub fn output(
     weights: &[Line],
 ) -> i32 {
     debug_assert!(us.len() == them.len() && weights.len() == 2 * us.len());
-    #[cfg(target_arch = "x86_64")]
-    if simd == Simd::Avx2 && simd.available() {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { avx2::output(activation, qa, us, them, weights) };
-    }
-    let _ = simd;
-    plain::output(activation, qa, us, them, weights)
+    dispatch!(simd, output(activation, qa, us, them, weights))
 }
 
 mod plain {
@@ -246,23 +242,25 @@ mod avx2 {
         }
     }
 
-    /// [`update`] with the row counts known at compile time, so that the loop unrolls.
+    /// [`update`]'s loop. Given arrays, whose lengths are known at compile time, it unrolls the
+    /// loops over the rows.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn update_n<const A: usize, const R: usize>(
+    fn update_rows<'r>(
         out: &mut [Line],
         parent: &[Line],
-        added: [&[Line]; A],
-        removed: [&[Line]; R],
+        added: impl AsRef<[&'r [Line]]>,
+        removed: impl AsRef<[&'r [Line]]>,
     ) {
+        let (added, removed) = (added.as_ref(), removed.as_ref());
         for (i, (o, p)) in out.iter_mut().zip(parent).enumerate() {
             let [mut lo, mut hi] = load(p);
-            for row in &added {
+            for row in added {
                 let [a, b] = load(&row[i]);
                 lo = _mm256_add_epi16(lo, a);
                 hi = _mm256_add_epi16(hi, b);
             }
-            for row in &removed {
+            for row in removed {
                 let [a, b] = load(&row[i]);
                 lo = _mm256_sub_epi16(lo, a);
                 hi = _mm256_sub_epi16(hi, b);
@@ -276,24 +274,9 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub fn update(out: &mut [Line], parent: &[Line], added: &[&[Line]], removed: &[&[Line]]) {
         match (added, removed) {
-            (&[a], &[r]) => update_n(out, parent, [a], [r]),
-            (&[a], &[r, s]) => update_n(out, parent, [a], [r, s]),
-            _ => {
-                for (i, (o, p)) in out.iter_mut().zip(parent).enumerate() {
-                    let [mut lo, mut hi] = load(p);
-                    for row in added {
-                        let [a, b] = load(&row[i]);
-                        lo = _mm256_add_epi16(lo, a);
-                        hi = _mm256_add_epi16(hi, b);
-                    }
-                    for row in removed {
-                        let [a, b] = load(&row[i]);
-                        lo = _mm256_sub_epi16(lo, a);
-                        hi = _mm256_sub_epi16(hi, b);
-                    }
-                    store(o, [lo, hi]);
-                }
-            }
+            (&[a], &[r]) => update_rows(out, parent, [a], [r]),
+            (&[a], &[r, s]) => update_rows(out, parent, [a], [r, s]),
+            _ => update_rows(out, parent, added, removed),
         }
     }
 
