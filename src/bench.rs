@@ -240,7 +240,7 @@ mod tests {
     }
 }
 
-/// `xqtune bench [depth] [--params FILE] [--search-params FILE] [--net FILE]`.
+/// `xqtune bench [depth] [--params FILE] [--search-params FILE] [--net FILE] [--eval E]`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {
     /// Search depth in plies.
@@ -256,14 +256,26 @@ pub struct BenchArgs {
     /// default, the embedded network if the build has one, else the classical evaluation).
     #[arg(long, value_name = "FILE")]
     pub net: Option<std::path::PathBuf>,
+    /// `classical`: the tables, not the network (the bench of an engine without one).
+    #[arg(long, value_enum)]
+    pub eval: Option<crate::uci::EvalChoice>,
 }
 
 /// Runs the bench and prints per-position counts and Stockfish's summary lines.
 pub fn run_cli(args: &BenchArgs) -> anyhow::Result<()> {
     let (eval, params) =
         crate::uci::load_params(args.params.as_deref(), args.search_params.as_deref())?;
-    // As the engine: the embedded network, if any, unless a file is given.
-    let network = crate::uci::load_network(args.net.as_deref())?.or_else(Network::embedded);
+    // As the engine: the embedded network, if any, unless a file is given or `--eval classical`.
+    let network = match args.eval {
+        Some(crate::uci::EvalChoice::Classical) => None,
+        choice => {
+            let n = crate::uci::load_network(args.net.as_deref())?.or_else(Network::embedded);
+            if n.is_none() && choice.is_some() {
+                anyhow::bail!("--eval nnue: this build has no network; give one with --net FILE");
+            }
+            n
+        }
+    };
     if let Some(n) = &network {
         eprintln!("Network: {} (hash {:016x})", n.description(), n.hash());
     }

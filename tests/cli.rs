@@ -121,10 +121,22 @@ fn network_flags() {
             .expect("a node count")
             .to_string()
     };
-    let classical = nodes(&xqtune(&["bench", "4"]));
+    let classical = nodes(&xqtune(&["bench", "4", "--eval", "classical"]));
     let with_net = nodes(&xqtune(&["bench", "4", "--net", net]));
     assert_ne!(classical, with_net);
     assert_eq!(with_net, nodes(&xqtune(&["bench", "4", "--net", net])));
+    // the default is the embedded network, which `--net embedded` names too
+    let embedded = nodes(&xqtune(&["bench", "4"]));
+    assert_ne!(embedded, classical);
+    assert_ne!(embedded, with_net);
+    assert_eq!(
+        embedded,
+        nodes(&xqtune(&["bench", "4", "--net", "embedded"]))
+    );
+    assert_eq!(embedded, nodes(&xqtune(&["bench", "4", "--eval", "nnue"])));
+    let o = xqtune(&["bench", "4", "--eval", "neural"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("neural"), "{}", stderr(&o));
 
     let o = xqtune(&[
         "match",

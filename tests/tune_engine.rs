@@ -489,7 +489,8 @@ fn spsa_through_uci_plays_the_in_process_games() {
     };
     let inproc = T::parse_from(common("in")).a;
     let mut argv = common("uci");
-    let engine = format!("{exe} uci --tune-options");
+    // the tables, not the embedded network: the tune is of evaluation parameters
+    let engine = format!("{exe} uci --tune-options --eval classical");
     argv.extend(
         [
             "--engine",

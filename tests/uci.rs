@@ -436,7 +436,8 @@ fn tune_option_setoption_equals_a_params_file() {
     let file = std::env::temp_dir().join(format!("xqtune-tune-opt-{}.json", std::process::id()));
     std::fs::write(&file, eval.from_vec(&v).to_json_string()).unwrap();
 
-    let mut by_option = Session::start(&["uci", "--tune-options"]);
+    // the tables, not the embedded network, read the evaluation parameters
+    let mut by_option = Session::start(&["uci", "--tune-options", "--eval", "classical"]);
     let default = search_signature(&mut by_option);
     by_option.send(&format!(
         "setoption name material.rook.mg value {}",
@@ -444,7 +445,13 @@ fn tune_option_setoption_equals_a_params_file() {
     ));
     let set = search_signature(&mut by_option);
     by_option.quit();
-    let mut by_file = Session::start(&["uci", "--params", file.to_str().unwrap()]);
+    let mut by_file = Session::start(&[
+        "uci",
+        "--params",
+        file.to_str().unwrap(),
+        "--eval",
+        "classical",
+    ]);
     let from_file = search_signature(&mut by_file);
     by_file.quit();
     let _ = std::fs::remove_file(&file);
@@ -769,9 +776,10 @@ fn start_signature(s: &mut Session) -> String {
     format!("{score} | {pv} | {}", out.last().unwrap())
 }
 
-/// `EvalFile` loads a network, `Use NNUE` switches to it (and refuses without one), a file
-/// that does not load is an error naming it and keeps the previous network, and `--net` starts
-/// the engine as `EvalFile` plus `Use NNUE true` do.
+/// The embedded network is the default; `Use NNUE false` (or `--eval classical`) switches to
+/// the tables and back, `EvalFile` loads another network, a file that does not load is an error
+/// naming it and keeps the previous network, and `--net` starts the engine as `EvalFile` plus
+/// `Use NNUE true` do.
 #[test]
 fn nnue_options_load_switch_and_keep_the_previous_network() {
     let net = network_file("a.nnue", 1);
@@ -786,15 +794,14 @@ fn nnue_options_load_switch_and_keep_the_previous_network() {
     let hello = s.until("uciok");
     for line in [
         "option name EvalFile type string default <empty>",
-        "option name Use NNUE type check default false",
+        "option name Use NNUE type check default true",
     ] {
         assert!(hello.iter().any(|l| l == line), "{line} missing: {hello:?}");
     }
+    let embedded = start_signature(&mut s);
+    assert!(error_lines(&mut s, &["setoption name Use NNUE value false"]).is_empty());
     let classical = start_signature(&mut s);
-    let errors = error_lines(&mut s, &["setoption name Use NNUE value true"]);
-    assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(errors[0].contains("no network"), "{errors:?}");
-    assert_eq!(start_signature(&mut s), classical);
+    assert_ne!(classical, embedded);
 
     // Loaded but not in use: still classical.
     s.send(&format!("setoption name EvalFile value {net_text}"));
@@ -810,6 +817,7 @@ fn nnue_options_load_switch_and_keep_the_previous_network() {
     assert!(error_lines(&mut s, &["setoption name Use NNUE value true"]).is_empty());
     let nnue = start_signature(&mut s);
     assert_ne!(nnue, classical);
+    assert_ne!(nnue, embedded);
 
     // Bad files: an error naming the file and the problem; the network stays.
     let errors = error_lines(
@@ -833,9 +841,16 @@ fn nnue_options_load_switch_and_keep_the_previous_network() {
     // --net: the same engine from the start.
     let mut s = Session::start(&["uci", "--net", &net_text]);
     assert_eq!(start_signature(&mut s), nnue);
-    // EvalFile empty: the embedded network, none in this build, so classical again.
+    // EvalFile empty: the embedded network again.
     s.send("setoption name EvalFile value <empty>");
+    assert_eq!(start_signature(&mut s), embedded);
+    s.quit();
+
+    // --eval classical: the tables, with the embedded network loaded for Use NNUE true.
+    let mut s = Session::start(&["uci", "--eval", "classical"]);
     assert_eq!(start_signature(&mut s), classical);
+    assert!(error_lines(&mut s, &["setoption name Use NNUE value true"]).is_empty());
+    assert_eq!(start_signature(&mut s), embedded);
     s.quit();
 
     // UCCI spells them evalfile and usennue.

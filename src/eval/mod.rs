@@ -235,7 +235,7 @@ pub fn run_cli(args: &EvalArgs) -> Result<()> {
     }
     println!("red {red} side_to_move {stm}");
     if let Some(path) = &args.net {
-        let net = nnue::Network::load(path)
+        let net = nnue::Network::load_named(path)
             .with_context(|| format!("invalid network file {}", path.display()))?;
         if pos.variant() != crate::core::Variant::Xiangqi {
             anyhow::bail!("the network evaluates Xiangqi positions only");

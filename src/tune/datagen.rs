@@ -423,9 +423,10 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         None => EvalParams::default(),
     });
     let network = match &args.net {
-        Some(p) => Some(Arc::new(Network::load(p).map_err(|e| {
-            TuneError::Params(format!("--net {}: {e}", p.display()))
-        })?)),
+        Some(p) => Some(
+            Network::load_named(p)
+                .map_err(|e| TuneError::Params(format!("--net {}: {e}", p.display())))?,
+        ),
         None => None,
     };
     // the partial file is cut back to what the progress file vouches for

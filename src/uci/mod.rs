@@ -47,6 +47,11 @@ pub struct UciArgs {
     /// evaluation.
     #[arg(long, value_name = "FILE")]
     pub net: Option<PathBuf>,
+    /// Which evaluation Xiangqi positions get at start-up (`Use NNUE`): `nnue` (the default
+    /// when there is a network) or `classical` (the tables; the network stays loaded, so
+    /// `setoption name Use NNUE value true` switches back).
+    #[arg(long, value_enum)]
+    pub eval: Option<EvalChoice>,
     /// Also offer every search and evaluation parameter as a `spin` option (as a Stockfish
     /// `TUNE()` build does), for tuning this engine through UCI.
     #[arg(long)]
@@ -55,6 +60,15 @@ pub struct UciArgs {
     /// Stockfish `TUNE()` build (what `--param-file` reads) and exit.
     #[arg(long)]
     pub print_tune: bool,
+}
+
+/// `--eval`: the network or the classical tables for Xiangqi positions.
+#[derive(
+    clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
+pub enum EvalChoice {
+    Nnue,
+    Classical,
 }
 
 pub const ENGINE_NAME: &str = concat!("xqtune ", env!("CARGO_PKG_VERSION"));
@@ -134,6 +148,19 @@ impl Session {
             eval_changed: false,
             last_position: None,
         }
+    }
+
+    /// The session evaluating with the classical tables (`--eval classical`); a network, if
+    /// any, stays loaded for `Use NNUE true`.
+    pub fn classical(mut self) -> Session {
+        self.use_nnue = false;
+        self.apply_network();
+        self
+    }
+
+    /// Whether a network is loaded (the embedded one, `--net` or `EvalFile`).
+    pub fn has_network(&self) -> bool {
+        self.network.is_some()
     }
 
     /// The session evaluating Xiangqi positions with `network` (`--net`).
@@ -320,12 +347,20 @@ pub fn run(
     eval: EvalParams,
     params: SearchParams,
     network: Option<Arc<Network>>,
+    choice: Option<EvalChoice>,
     tune_options: bool,
 ) -> anyhow::Result<()> {
     let out: Output = Arc::new(Mutex::new(Box::new(std::io::stdout())));
     let mut session = Session::new(eval, params, out);
     if let Some(net) = network {
         session = session.with_network(net);
+    }
+    match choice {
+        Some(EvalChoice::Classical) => session = session.classical(),
+        Some(EvalChoice::Nnue) if !session.has_network() => {
+            anyhow::bail!("--eval nnue: this build has no network; give one with --net FILE")
+        }
+        _ => {}
     }
     if tune_options {
         session = session.with_tune_options();
@@ -360,18 +395,15 @@ pub fn run_with_args(args: &UciArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let network = load_network(args.net.as_deref())?;
-    run(eval, params, network, args.tune_options)
+    run(eval, params, network, args.eval, args.tune_options)
 }
 
 /// The network of a `--net` flag, if given; the error names the file and what is wrong.
+/// The word `embedded` names the network built into the binary.
 pub fn load_network(path: Option<&std::path::Path>) -> anyhow::Result<Option<Arc<Network>>> {
     use anyhow::Context;
-    path.map(|p| {
-        Network::load(p)
-            .map(Arc::new)
-            .with_context(|| format!("loading network {}", p.display()))
-    })
-    .transpose()
+    path.map(|p| Network::load_named(p).with_context(|| format!("loading network {}", p.display())))
+        .transpose()
 }
 
 /// The evaluation and search parameters of `--params` / `--search-params` (embedded defaults

@@ -16,6 +16,8 @@ pub enum NnueError {
         #[source]
         source: std::io::Error,
     },
+    #[error("no network is embedded in this build (the name 'embedded' asks for it)")]
+    NoneEmbedded,
     #[error("not an xqtune network (bad magic)")]
     BadMagic,
     #[error("unsupported network format version {found} (this build reads version {supported})")]

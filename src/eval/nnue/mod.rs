@@ -35,7 +35,7 @@ pub use delta::{FeatureDelta, Placement, delta_of};
 pub use error::NnueError;
 pub use features::{FeatureSet, FeatureSetId, XiangqiKingBuckets, XiangqiPlanes};
 pub use float::FloatNetwork;
-pub use network::Network;
+pub use network::{EMBEDDED_NAME, Network};
 pub use simd::Simd;
 pub use stack::AccumulatorStack;
 

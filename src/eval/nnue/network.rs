@@ -11,13 +11,16 @@ use crate::util::{splitmix_next, write_atomic};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-/// The network built into the binary, if any ([`Network::embedded`]). There is no trained
-/// network yet; once `params/xiangqi.nnue` exists, this one line becomes
-/// `const EMBEDDED: Option<&[u8]> = Some(include_bytes!("../../../params/xiangqi.nnue"));`
-/// and the engine (`xqtune uci`, `xqtune bench`) evaluates Xiangqi positions with it by default
-/// (`Use NNUE` defaults to true). Matches, tuners and datagen take a network only from their
-/// flags, so the classical evaluation they tune is unaffected.
-const EMBEDDED: Option<&[u8]> = None;
+/// The network built into the binary ([`Network::embedded`]): `params/xiangqi.nnue`, trained by
+/// `xqtune tune nnue` (how: params/README.md). The engine (`xqtune uci`, `xqtune bench`)
+/// evaluates Xiangqi positions with it by default (`Use NNUE` defaults to true; `--eval
+/// classical` or `setoption name Use NNUE value false` for the tables). Matches, tuners and
+/// datagen take a network only from their flags (`--net embedded` names this one), so the
+/// classical evaluation they tune is unaffected. `None` here builds an engine without one.
+/// What a `--net` flag or a roster's `net` says to mean the embedded network.
+pub const EMBEDDED_NAME: &str = "embedded";
+
+const EMBEDDED: Option<&[u8]> = Some(include_bytes!("../../../params/xiangqi.nnue"));
 
 /// A quantised network: i16 feature-transformer weights and biases (scale QA), i16 output
 /// weights (scale QB) and i32 output biases (scale QA·QB), laid out in 64-byte lines for the
@@ -228,9 +231,17 @@ impl Network {
         write_atomic(path, &self.to_bytes())
     }
 
+    /// The network a flag names: the file at `path`, or the embedded network for the word
+    /// [`EMBEDDED_NAME`] (`--net embedded`).
+    pub fn load_named(path: &Path) -> Result<Arc<Network>, NnueError> {
+        if path.as_os_str() == EMBEDDED_NAME {
+            return Network::embedded().ok_or(NnueError::NoneEmbedded);
+        }
+        Network::load(path).map(Arc::new)
+    }
+
     /// The network built into the binary, the engine's default evaluation when there is one
-    /// (none yet: there is no trained network; see `EMBEDDED` in this file). Parsed once; every
-    /// caller shares it.
+    /// (see `EMBEDDED` in this file). Parsed once; every caller shares it.
     pub fn embedded() -> Option<Arc<Network>> {
         static NETWORK: OnceLock<Option<Arc<Network>>> = OnceLock::new();
         NETWORK

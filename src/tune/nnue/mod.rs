@@ -748,13 +748,15 @@ impl Tuner for NnueTuner {
         net.save(&path)
             .map_err(|e| TuneError::Io(format!("{}: {e}", path.display())))?;
         println!("network: {} ({})", path.display(), net.description());
-        let baseline =
-            match &self.settings.tuner.baseline_net {
-                Some(p) => Some(Network::load(p).map_err(|e| {
+        let baseline = match &self.settings.tuner.baseline_net {
+            Some(p) => {
+                let n = Network::load_named(p).map_err(|e| {
                     TuneError::Params(format!("--baseline-net {}: {e}", p.display()))
-                })?),
-                None => None,
-            };
+                })?;
+                Some(Network::clone(&n))
+            }
+            None => None,
+        };
         Ok(Tuned::Network {
             file: path,
             tuned: Box::new(net),
