@@ -53,6 +53,9 @@ pub enum Command {
     Bench(crate::bench::BenchArgs),
     /// Play engine A against engine B: parallel games, opening pairs, Elo, SPRT, records.
     Match(Box<crate::play::MatchArgs>),
+    /// Play a gauntlet or a round robin of engines from a file: ratings with intervals, cross
+    /// table, records, resume.
+    Tournament(Box<crate::play::tournament::cli::TournamentArgs>),
     /// Tune parameters: ga, spsa or texel (a run folder under results/).
     #[command(subcommand)]
     Tune(Box<crate::tune::TuneCommand>),
@@ -82,7 +85,13 @@ pub fn main() -> i32 {
     // external engine by a rank inherits the launcher's environment and must stay an engine.
     let executor_command = matches!(
         cli.command,
-        Some(Command::Match(_) | Command::Tune(_) | Command::Datagen(_) | Command::Learn(_))
+        Some(
+            Command::Match(_)
+                | Command::Tournament(_)
+                | Command::Tune(_)
+                | Command::Datagen(_)
+                | Command::Learn(_)
+        )
     );
     if !executor_command {
         return exit_code(run(cli));
@@ -125,7 +134,8 @@ fn exit_code(result: Result<()>) -> i32 {
 /// The threads a worker rank plays with: the command's `--concurrency`, else every core.
 fn worker_threads(cli: &Cli) -> usize {
     let given = match &cli.command {
-        Some(Command::Match(a)) => Some(a.concurrency).filter(|&n| n > 0),
+        Some(Command::Match(a)) => Some(a.game.concurrency).filter(|&n| n > 0),
+        Some(Command::Tournament(a)) => Some(a.game.concurrency).filter(|&n| n > 0),
         Some(Command::Tune(t)) => match t.as_ref() {
             crate::tune::TuneCommand::Ga(a) => a.common.concurrency,
             crate::tune::TuneCommand::Spsa(a) => a.common.concurrency,
@@ -153,6 +163,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Eval(args)) => crate::eval::run_cli(&args),
         Some(Command::Import(args)) => crate::import::cli::run(&args),
         Some(Command::Match(args)) => crate::play::run_cli(&args),
+        Some(Command::Tournament(args)) => crate::play::tournament::cli::run_cli(&args),
         Some(Command::Tune(c)) => crate::tune::run_tune(*c),
         Some(Command::Learn(a)) => crate::tune::learn::run_learn(&a)
             .map(|_| ())

@@ -8,6 +8,7 @@
 //! lists of active inputs.
 
 pub mod bench;
+pub mod chart;
 pub mod cli;
 pub mod core;
 pub mod eval;

@@ -139,6 +139,7 @@ fn nnue_has_no_import_cycle() {
 const LAYERS: &[(&str, u32)] = &[
     ("util", 0),
     ("progress", 0),
+    ("chart", 0),
     ("core", 1),
     ("exec", 1),
     ("train", 1),

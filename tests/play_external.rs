@@ -50,11 +50,17 @@ const TESTS: &[(&str, fn())] = &[
         "jieqi_against_external_xqtune_gives_the_same_games",
         jieqi_against_external_xqtune_gives_the_same_games,
     ),
+    ("affinity_pins_each_player", affinity_pins_each_player),
+    (
+        "a_timed_mixed_match_warns_of_unfair_clocks",
+        a_timed_mixed_match_warns_of_unfair_clocks,
+    ),
 ];
 
 /// Started with a `fake-mode=...` argument, this binary is a tiny UCI/UCCI engine on
 /// stdin/stdout (modes `uci`, `ucci`, `illegal`, `crash:<marker file>`, `slow`, `resign`,
-/// `ucci-resign` (no move from the third `go` on), `log:<file>` (appends every line it reads));
+/// `ucci-resign` (no move from the third `go` on), `log:<file>` (appends every line it reads),
+/// `cpus:<file>` (appends the cores it may run on, `Cpus_allowed_list`, at every `go`));
 /// otherwise it
 /// runs [`TESTS`] as libtest would: names containing any free argument (all when none), on a
 /// few threads, failing when one test panics. `--list` lists them.
@@ -129,6 +135,22 @@ fn fake_engine(mode: &str) -> i32 {
             }
             Some("go") => {
                 gos += 1;
+                if let ("cpus", Some(m)) = (mode.as_str(), &marker) {
+                    use std::io::Write;
+                    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+                    let cpus = status
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                        .unwrap_or("?")
+                        .trim()
+                        .to_string();
+                    let mut f = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(m)
+                        .expect("the cpus log opens");
+                    let _ = writeln!(f, "{cpus}");
+                }
                 let has = |w: &str| words.contains(&w);
                 if has("wtime") && ucci || has("time") && !ucci {
                     return 9;
@@ -599,4 +621,66 @@ fn jieqi_against_external_xqtune_gives_the_same_games() {
         // Past the deal, reveals included: the games are Jieqi games that went somewhere.
         assert!(x.moves.len() > 10);
     }
+}
+
+/// `--affinity`: the external engine of the first concurrent game runs on the second core of
+/// those the process may use (the in-process player takes the first), every move.
+fn affinity_pins_each_player() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let log = std::env::temp_dir().join(format!("xqtune-cpus-{}", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let cores = xqtune::play::affinity::cores();
+    let c = MatchConfig {
+        affinity: true,
+        concurrency: 1,
+        ..cfg(2)
+    };
+    let fake = fake("fake", &format!("cpus:{}", log.display()), Protocol::Uci);
+    // On a thread of its own: the game pins the thread it runs on.
+    let r = std::thread::spawn(move || run_match_with_progress(&internal(), &fake, &c, &|_| {}))
+        .join()
+        .unwrap()
+        .unwrap();
+    assert_clean(&r, 2);
+    let seen = std::fs::read_to_string(&log).unwrap();
+    let want = cores[1 % cores.len()].to_string();
+    assert!(seen.lines().count() >= 4, "{seen}");
+    assert!(seen.lines().all(|l| l == want), "want {want}: {seen}");
+    let _ = std::fs::remove_file(&log);
+}
+
+/// A timed match of an in-process engine against an external one says that the clocks are not
+/// equal.
+fn a_timed_mixed_match_warns_of_unfair_clocks() {
+    let fake_cmd = format!(
+        "{} {MODE_PREFIX}uci",
+        std::env::current_exe().unwrap().display()
+    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args([
+            "match",
+            "--games",
+            "2",
+            "--movetime",
+            "5",
+            "--max-plies",
+            "8",
+        ])
+        .args(["--no-save", "--b-cmd", &fake_cmd])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: a timed game of an in-process engine against an external one"),
+        "{stderr}"
+    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["match", "--games", "2", "--nodes", "50", "--max-plies", "8"])
+        .args(["--no-save", "--b-cmd", &fake_cmd])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning: a timed game"));
 }

@@ -1,7 +1,7 @@
 //! The local back end: jobs on this process's threads, handed out in index order to whichever
 //! thread is free, outputs given to the caller as they finish.
 
-use super::{Job, context};
+use super::{Job, context, set_slot};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::channel;
@@ -34,6 +34,7 @@ pub fn map<J: Job>(jobs: Vec<J>, threads: usize, done: &mut dyn FnMut(usize, J::
             std::thread::Builder::new()
                 .name(format!("exec-{t}"))
                 .spawn_scoped(s, move || {
+                    set_slot(t);
                     while !halt.load(Ordering::Relaxed) {
                         let i = next.fetch_add(1, Ordering::SeqCst);
                         if i >= n {

@@ -223,6 +223,25 @@ pub fn map<J: Job>(jobs: Vec<J>, threads: usize, done: &mut dyn FnMut(usize, J::
     local::map(jobs, threads, done)
 }
 
+thread_local! {
+    static SLOT: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Which of this process's job threads runs the caller, from 0 (a command that spreads
+/// something per thread over the machine, such as engines pinned to cores, uses it): the
+/// executor's own threads are numbered when they start, a rayon pool's threads by their
+/// index, any other thread is 0.
+pub fn slot() -> usize {
+    SLOT.with(|s| s.get())
+        .or_else(rayon::current_thread_index)
+        .unwrap_or(0)
+}
+
+/// Numbers the calling thread (see [`slot`]).
+pub(crate) fn set_slot(slot: usize) {
+    SLOT.with(|s| s.set(Some(slot)));
+}
+
 /// [`map`] with the outputs in job order (every job runs).
 pub fn map_all<J: Job>(jobs: Vec<J>, threads: usize) -> Vec<J::Output> {
     let n = jobs.len();

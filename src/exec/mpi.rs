@@ -241,9 +241,10 @@ pub fn map<J: Job>(jobs: Vec<J>, threads: usize, done: &mut dyn FnMut(usize, J::
     let queue: Mutex<VecDeque<(usize, J)>> = Mutex::new(jobs.into_iter().enumerate().collect());
     let pop = || queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
     std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
+        for t in 0..threads.max(1) {
             let (tx, pop, ctx) = (st.tx.clone(), &pop, &ctx);
             s.spawn(move || {
+                super::set_slot(t);
                 while let Some((i, job)) = pop() {
                     // The output is encoded as a remote one is, so both decode alike.
                     let out = Ok(encode(&job.run(ctx)));

@@ -26,6 +26,9 @@ pub struct ExternalConfig {
 }
 
 impl ExternalConfig {
+    /// The default of [`ExternalConfig::timeout_ms`].
+    pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+
     /// From a command line (whitespace, with '...' and "..." quoting) and `Name=Value` options.
     pub fn from_command(
         name: &str,
@@ -40,7 +43,7 @@ impl ExternalConfig {
             args,
             protocol,
             options: parse_options(options)?,
-            timeout_ms: 30_000,
+            timeout_ms: Self::DEFAULT_TIMEOUT_MS,
         })
     }
 
@@ -59,6 +62,8 @@ pub struct ExternalPlayer {
     applied: Vec<(String, String)>,
     /// How many times the process was (re)started.
     pub starts: u32,
+    /// The core its process is pinned to (`--affinity`).
+    core: Option<usize>,
 }
 
 impl ExternalPlayer {
@@ -68,6 +73,7 @@ impl ExternalPlayer {
             process: None,
             applied: Vec::new(),
             starts: 0,
+            core: None,
         }
     }
 
@@ -101,6 +107,24 @@ impl ExternalPlayer {
     /// The options as configured now.
     pub fn options(&self) -> &[(String, String)] {
         &self.config.options
+    }
+
+    /// Pins the process (the running one now, with all its threads, and every one started
+    /// later) to `core`; `None` leaves the mask as it is.
+    pub fn pin(&mut self, core: Option<usize>) {
+        let Some(c) = core else { return };
+        if self.core != Some(c)
+            && let Some(p) = &self.process
+        {
+            // (A process that cannot be pinned plays on unpinned: the games are still valid.)
+            let _ = super::affinity::pin_process(p.id(), c);
+        }
+        self.core = Some(c);
+    }
+
+    /// The process id of the running engine, if one runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(EngineProcess::id)
     }
 
     /// Whether a process is running.
@@ -143,7 +167,7 @@ impl ExternalPlayer {
     }
 
     fn start(&mut self) -> Result<(), PlayerError> {
-        let mut p = EngineProcess::spawn(&self.config.program, &self.config.args)
+        let mut p = EngineProcess::spawn_on(&self.config.program, &self.config.args, self.core)
             .map_err(|e| PlayerError::Crash(e.to_string()))?;
         self.starts += 1;
         let timeout = Duration::from_millis(self.config.timeout_ms);

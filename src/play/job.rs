@@ -3,6 +3,7 @@
 //! [`EnginePool`].
 
 use super::MatchConfig;
+use super::affinity::{game_cores, pin_thread};
 use super::game::{GameRecord, GameSettings, GameStart, play_game};
 use super::jieqi::deal_seed;
 use super::openings::Opening;
@@ -22,6 +23,9 @@ pub struct GameJob {
     pub settings: GameSettings,
     /// Transposition table of an in-process player, MB.
     pub hash_mb: usize,
+    /// Pin the players to cores of their own ([`super::affinity`]).
+    #[serde(default)]
+    pub affinity: bool,
 }
 
 impl GameJob {
@@ -52,6 +56,7 @@ impl GameJob {
             start,
             settings: cfg.game_settings(),
             hash_mb: cfg.hash_mb,
+            affinity: cfg.affinity,
         }
     }
 }
@@ -62,8 +67,25 @@ impl crate::exec::Job for GameJob {
     const KIND: &'static str = "game";
 
     fn run(self, pool: &EnginePool) -> GameRecord {
-        let mut a = pool.lease(&self.a, self.hash_mb);
-        let mut b = pool.lease(&self.b, self.hash_mb);
+        let cores = if self.affinity {
+            game_cores(crate::exec::slot(), pool.cores())
+        } else {
+            None
+        };
+        let (core_a, core_b) = (cores.map(|c| c[0]), cores.map(|c| c[1]));
+        // An in-process player searches on this thread: the thread takes its core (A's when
+        // both are in-process; they never search at once).
+        let thread_core = match (&self.a, &self.b) {
+            (Engine::Internal(_), _) => core_a,
+            (_, Engine::Internal(_)) => core_b,
+            _ => None,
+        };
+        if let Some(c) = thread_core {
+            // (A thread that cannot be pinned plays unpinned: the game is still valid.)
+            let _ = pin_thread(c);
+        }
+        let mut a = pool.lease(&self.a, self.hash_mb, core_a);
+        let mut b = pool.lease(&self.b, self.hash_mb, core_b);
         play_game(
             self.index,
             [&mut *a, &mut *b],

@@ -1,10 +1,13 @@
-//! Self-play matches: the referee ([`game`]), the parallel runner ([`runner`]), opening suites
-//! ([`openings`]), statistics as cutechess and fishtest compute them ([`stats`]), PGN records
-//! ([`pgn`]) and external UCI/UCCI engines ([`external`]).
+//! Matches and tournaments: the referee ([`game`]), the parallel runner ([`runner`]), opening
+//! suites ([`openings`]), statistics as cutechess and fishtest compute them ([`stats`]), PGN
+//! records ([`pgn`]), external UCI/UCCI engines ([`external`]) pinned to cores on request
+//! ([`affinity`]), and tournaments of engines from a file ([`tournament`], [`roster`]) rated
+//! together ([`ratings`]).
 //!
 //! The tuners call [`run_match`] in-process (no files, no CLI); `xqtune match` ([`run_cli`])
 //! adds external engines, a progress bar and records under `results/`.
 
+pub mod affinity;
 pub mod external;
 pub mod game;
 pub mod jieqi;
@@ -13,8 +16,11 @@ pub mod openings;
 pub mod pgn;
 pub mod pool;
 pub mod process;
+pub mod ratings;
+pub mod roster;
 pub mod runner;
 pub mod stats;
+pub mod tournament;
 
 pub use crate::uci::Protocol;
 pub use external::ExternalConfig;
@@ -80,6 +86,8 @@ pub struct MatchConfig {
     pub hash_mb: usize,
     /// Grace over the clock before a time forfeit (ms).
     pub time_margin_ms: u64,
+    /// Pin each player to a core of its own (see [`GameArgs::affinity`]).
+    pub affinity: bool,
     /// When set (e.g. by Ctrl-C), no new game starts; the finished ones are reported.
     pub stop: Option<Arc<AtomicBool>>,
 }
@@ -119,6 +127,7 @@ impl Default for MatchConfig {
             sprt: None,
             hash_mb: crate::uci::DEFAULT_HASH_MB,
             time_margin_ms: 100,
+            affinity: false,
             stop: None,
         }
     }
@@ -194,6 +203,35 @@ pub struct MatchArgs {
     /// Number of games (pairs of games with colours swapped).
     #[arg(long, default_value_t = 100)]
     pub games: usize,
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// Name of the run (`results/<timestamp>_match_<name>/`).
+    #[arg(long, default_value = "match")]
+    pub name: String,
+    /// Sequential test, e.g. `elo0=0,elo1=5,alpha=0.05,beta=0.05`; stops the match on a decision.
+    #[arg(long)]
+    pub sprt: Option<String>,
+    /// Engine B values Jieqi chance nodes by the pool average of static evaluations without
+    /// searching the reveals (the baseline of the chance-node measurement).
+    #[arg(long)]
+    pub b_no_reveal_search: bool,
+    /// Engine B scores Jieqi positions with the Xiangqi terms (dark pieces as the kind of their
+    /// square), as before `params/jieqi.json`: the baseline of the Jieqi evaluation.
+    #[arg(long)]
+    pub b_xiangqi_eval_in_jieqi: bool,
+    /// Folder for the run folders.
+    #[arg(long, default_value = "results")]
+    pub out_dir: PathBuf,
+    /// Do not write a run folder.
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+/// The flags of every game of a match or a tournament: limits, openings, variant,
+/// adjudication, concurrency. A tournament records them in its `config.json` (so the field
+/// names are a file format: a renamed flag keeps its old name with `#[serde(alias)]`).
+#[derive(clap::Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct GameArgs {
     /// Nodes per move (the default limit when no other is given: 5000).
     #[arg(long)]
     pub nodes: Option<u64>,
@@ -215,12 +253,6 @@ pub struct MatchArgs {
     /// Opening suite file (default: datasets/openings.txt, embedded).
     #[arg(long)]
     pub openings: Option<PathBuf>,
-    /// Name of the run (`results/<timestamp>_match_<name>/`).
-    #[arg(long, default_value = "match")]
-    pub name: String,
-    /// Sequential test, e.g. `elo0=0,elo1=5,alpha=0.05,beta=0.05`; stops the match on a decision.
-    #[arg(long)]
-    pub sprt: Option<String>,
     /// Engine plies after the opening before the game is drawn.
     #[arg(long, default_value_t = 400)]
     pub max_plies: usize,
@@ -230,14 +262,6 @@ pub struct MatchArgs {
     /// Jieqi: who learns a captured dark piece's identity: capturer, none or both.
     #[arg(long, default_value = "capturer")]
     pub capture_reveal: String,
-    /// Engine B values Jieqi chance nodes by the pool average of static evaluations without
-    /// searching the reveals (the baseline of the chance-node measurement).
-    #[arg(long)]
-    pub b_no_reveal_search: bool,
-    /// Engine B scores Jieqi positions with the Xiangqi terms (dark pieces as the kind of their
-    /// square), as before `params/jieqi.json`: the baseline of the Jieqi evaluation.
-    #[arg(long)]
-    pub b_xiangqi_eval_in_jieqi: bool,
     /// Draw adjudication `movenumber=40,movecount=8,score=10` (off by default).
     #[arg(long)]
     pub draw_adjudication: Option<String>,
@@ -250,12 +274,86 @@ pub struct MatchArgs {
     /// Grace over the clock before a time forfeit, ms.
     #[arg(long, default_value_t = 100)]
     pub time_margin: u64,
-    /// Folder for the run folders.
-    #[arg(long, default_value = "results")]
-    pub out_dir: PathBuf,
-    /// Do not write a run folder.
+    /// Pin each engine to a core of its own (Linux; fastchess's `-use-affinity`): the two
+    /// players of the k-th concurrent game take cores 2k and 2k+1 of those this process may
+    /// use, an external engine process with all its threads, an in-process one its game's thread.
     #[arg(long)]
-    pub no_save: bool,
+    #[serde(default)]
+    pub affinity: bool,
+}
+
+impl GameArgs {
+    /// The variant.
+    pub fn variant(&self) -> Result<Variant> {
+        match self.variant.to_ascii_lowercase().as_str() {
+            "xiangqi" => Ok(Variant::Xiangqi),
+            "jieqi" => Ok(Variant::Jieqi),
+            v => bail!("unknown variant '{v}' (expected xiangqi or jieqi)"),
+        }
+    }
+
+    /// The configuration of a match of `games` games with these flags (no SPRT, no stop flag).
+    pub fn match_config(&self, games: usize) -> Result<MatchConfig> {
+        let variant = self.variant()?;
+        let capture_reveal: CaptureReveal = self
+            .capture_reveal
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--capture-reveal: {e}"))?;
+        let tc = match &self.tc {
+            Some(t) => Some(TimeControl::parse(t).map_err(anyhow::Error::msg)?),
+            None => None,
+        };
+        let mut nodes = self.nodes;
+        if nodes.is_none() && self.depth.is_none() && tc.is_none() && self.movetime.is_none() {
+            nodes = Some(5000);
+        }
+        let openings = match &self.openings {
+            Some(p) => Some(Arc::new(load_openings(p)?)),
+            None => None,
+        };
+        let mut adjudication = Adjudication::default();
+        if let Some(t) = &self.draw_adjudication {
+            let v = parse_kv(
+                t,
+                "draw adjudication",
+                &["movenumber", "movecount", "score"],
+            )?;
+            adjudication.draw = Some(DrawAdjudication {
+                move_number: v[0] as u32,
+                move_count: v[1] as u32,
+                score: v[2] as i32,
+            });
+        }
+        if let Some(t) = &self.resign_adjudication {
+            let v = parse_kv(t, "resign adjudication", &["movecount", "score"])?;
+            adjudication.resign = Some(ResignAdjudication {
+                move_count: v[0] as u32,
+                score: v[1] as i32,
+            });
+        }
+        if games == 0 {
+            bail!("--games must be at least 1");
+        }
+        Ok(MatchConfig {
+            games,
+            nodes,
+            depth: self.depth,
+            concurrency: self.concurrency,
+            seed: self.seed,
+            max_plies: self.max_plies,
+            tc,
+            movetime_ms: self.movetime,
+            openings,
+            variant,
+            capture_reveal,
+            adjudication,
+            sprt: None,
+            hash_mb: self.hash,
+            time_margin_ms: self.time_margin,
+            affinity: self.affinity,
+            stop: None,
+        })
+    }
 }
 
 fn parse_kv(text: &str, what: &str, keys: &[&str]) -> Result<Vec<f64>> {
@@ -375,15 +473,7 @@ pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig
         rename(&mut a, na);
         rename(&mut b, nb);
     }
-    let variant = match args.variant.to_ascii_lowercase().as_str() {
-        "xiangqi" => Variant::Xiangqi,
-        "jieqi" => Variant::Jieqi,
-        v => bail!("unknown variant '{v}' (expected xiangqi or jieqi)"),
-    };
-    let capture_reveal: CaptureReveal = args
-        .capture_reveal
-        .parse()
-        .map_err(|e| anyhow::anyhow!("--capture-reveal: {e}"))?;
+    let mut cfg = args.game.match_config(args.games)?;
     if args.b_no_reveal_search {
         match &mut b {
             Engine::Internal(c) => {
@@ -404,62 +494,9 @@ pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig
             Engine::External(_) => bail!("--b-xiangqi-eval-in-jieqi needs an in-process engine B"),
         }
     }
-    let tc = match &args.tc {
-        Some(t) => Some(TimeControl::parse(t).map_err(anyhow::Error::msg)?),
-        None => None,
-    };
-    let mut nodes = args.nodes;
-    if nodes.is_none() && args.depth.is_none() && tc.is_none() && args.movetime.is_none() {
-        nodes = Some(5000);
-    }
-    let sprt = match &args.sprt {
+    cfg.sprt = match &args.sprt {
         Some(s) => Some(SprtConfig::parse(s).map_err(anyhow::Error::msg)?),
         None => None,
-    };
-    let openings = match &args.openings {
-        Some(p) => Some(Arc::new(load_openings(p)?)),
-        None => None,
-    };
-    let mut adjudication = Adjudication::default();
-    if let Some(t) = &args.draw_adjudication {
-        let v = parse_kv(
-            t,
-            "draw adjudication",
-            &["movenumber", "movecount", "score"],
-        )?;
-        adjudication.draw = Some(DrawAdjudication {
-            move_number: v[0] as u32,
-            move_count: v[1] as u32,
-            score: v[2] as i32,
-        });
-    }
-    if let Some(t) = &args.resign_adjudication {
-        let v = parse_kv(t, "resign adjudication", &["movecount", "score"])?;
-        adjudication.resign = Some(ResignAdjudication {
-            move_count: v[0] as u32,
-            score: v[1] as i32,
-        });
-    }
-    if args.games == 0 {
-        bail!("--games must be at least 1");
-    }
-    let cfg = MatchConfig {
-        games: args.games,
-        nodes,
-        depth: args.depth,
-        concurrency: args.concurrency,
-        seed: args.seed,
-        max_plies: args.max_plies,
-        tc,
-        movetime_ms: args.movetime,
-        openings,
-        variant,
-        capture_reveal,
-        adjudication,
-        sprt,
-        hash_mb: args.hash,
-        time_margin_ms: args.time_margin,
-        stop: None,
     };
     Ok((a, b, cfg))
 }
@@ -582,6 +619,57 @@ pub fn summary_json(
     })
 }
 
+/// The warning of a timed match or tournament where an in-process engine meets an external
+/// one (`pairings`): the external engine pays a pipe round trip and the process scheduler on
+/// every move, the in-process one does not, so the clocks are not equal.
+pub fn clock_warning<'e>(
+    cfg: &MatchConfig,
+    pairings: impl IntoIterator<Item = (&'e Engine, &'e Engine)>,
+) -> Option<String> {
+    if cfg.tc.is_none() && cfg.movetime_ms.is_none() {
+        return None;
+    }
+    let mixed: Vec<String> = pairings
+        .into_iter()
+        .filter(|(a, b)| matches!(a, Engine::Internal(_)) != matches!(b, Engine::Internal(_)))
+        .map(|(a, b)| format!("{} vs {}", a.name(), b.name()))
+        .collect();
+    if mixed.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "warning: a timed game of an in-process engine against an external one ({}): the \
+         external engine pays process scheduling and a pipe round trip on every move and the \
+         in-process one does not; for fair clocks play every engine as a process (e.g. \
+         \"xqtune uci\")",
+        mixed.join(", ")
+    ))
+}
+
+/// The warning of `--affinity` where it cannot do what it says: off Linux, or with more
+/// players at once (two per game) than cores this process may use.
+pub fn affinity_warning(cfg: &MatchConfig) -> Option<String> {
+    if !cfg.affinity {
+        return None;
+    }
+    let cores = affinity::cores().len();
+    if cores == 0 {
+        return Some(
+            "warning: --affinity: cores are assigned on Linux only; the engines are not pinned"
+                .into(),
+        );
+    }
+    let games = runner::threads(cfg.concurrency, usize::MAX);
+    (2 * games > cores).then(|| {
+        format!(
+            "warning: --affinity: {games} games at once have {} players and this process may \
+             use {cores} cores: players share cores (lower --concurrency to {})",
+            2 * games,
+            (cores / 2).max(1)
+        )
+    })
+}
+
 /// `xqtune match`.
 pub fn run_cli(args: &MatchArgs) -> Result<()> {
     let (a, b, mut cfg) = config_from_args(args)?;
@@ -611,6 +699,12 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
             cfg.concurrency
         }
     );
+    for w in [clock_warning(&cfg, [(&a, &b)]), affinity_warning(&cfg)]
+        .into_iter()
+        .flatten()
+    {
+        eprintln!("{w}");
+    }
     // Partial records are rewritten (atomically) at most every 10 s, so a killed match still
     // leaves valid games.pgn and summary.json for the games it finished.
     let run_dir = if args.no_save {

@@ -14,7 +14,7 @@ use super::external::ExternalPlayer;
 use super::game::{InProcessPlayer, Player};
 use super::runner::Engine;
 use std::ops::{Deref, DerefMut};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// Idle engine processes kept beyond the ones in use: enough for the two engines of a few
 /// matches per thread (GA's populations), few enough that no machine fills with engines.
@@ -25,6 +25,8 @@ const KEPT_IDLE: usize = 64;
 pub struct EnginePool {
     /// Idle external players, most recently returned first.
     idle: Mutex<Vec<ExternalPlayer>>,
+    /// The cores this process may use, read before any player is pinned (`--affinity`).
+    cores: OnceLock<Vec<usize>>,
 }
 
 impl EnginePool {
@@ -32,10 +34,17 @@ impl EnginePool {
         EnginePool::default()
     }
 
+    /// The cores this process may use (see [`super::affinity`]), as they were before the
+    /// first game pinned anything.
+    pub fn cores(&self) -> &[usize] {
+        self.cores.get_or_init(super::affinity::cores)
+    }
+
     /// A player for `engine`: for an external engine, an idle process of the same program
-    /// that can serve it (see [`ExternalPlayer::can_serve`]) or a new one; in-process, a new
-    /// player with a transposition table of `hash_mb`.
-    pub fn lease(&self, engine: &Engine, hash_mb: usize) -> Lease<'_> {
+    /// that can serve it (see [`ExternalPlayer::can_serve`]) or a new one, pinned to `core`
+    /// when one is given; in-process, a new player with a transposition table of `hash_mb`
+    /// (the caller pins its thread).
+    pub fn lease(&self, engine: &Engine, hash_mb: usize, core: Option<usize>) -> Lease<'_> {
         let held = match engine {
             Engine::Internal(c) => Held::Internal(Box::new(
                 InProcessPlayer::new(c.eval.clone(), c.search, c.options, hash_mb)
@@ -52,6 +61,8 @@ impl EnginePool {
                     }
                     None => ExternalPlayer::new(c.clone()),
                 };
+                let mut player = player;
+                player.pin(core);
                 Held::External(Box::new(player))
             }
         };

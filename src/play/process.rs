@@ -99,7 +99,19 @@ impl EngineProcess {
     /// Starts `program` in its own process group: a Ctrl-C at the terminal is for the match or
     /// tuner (which finishes its step and checkpoints), not for the engines in its games.
     pub fn spawn(program: &str, args: &[String]) -> Result<EngineProcess, ProcessError> {
+        Self::spawn_on(program, args, None)
+    }
+
+    /// [`EngineProcess::spawn`], pinned to `core` when one is given (see [`super::affinity`]).
+    pub fn spawn_on(
+        program: &str,
+        args: &[String],
+        core: Option<usize>,
+    ) -> Result<EngineProcess, ProcessError> {
         let mut command = Command::new(program);
+        if let Some(c) = core {
+            super::affinity::pin_command(&mut command, c);
+        }
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let start = |error: String| ProcessError::Start {
@@ -137,6 +149,11 @@ impl EngineProcess {
 
     pub fn program(&self) -> &str {
         &self.program
+    }
+
+    /// The process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
     }
 
     /// Sends one line (one write: the pipe is unbuffered, and `writeln!` would write the text

@@ -261,7 +261,7 @@ pub fn opening_order(n: usize, seed: u64) -> Vec<usize> {
 
 /// The games played at once: `concurrency`, or one per core when it is 0, and never more than
 /// there are games.
-fn threads(concurrency: usize, games: usize) -> usize {
+pub(crate) fn threads(concurrency: usize, games: usize) -> usize {
     match concurrency {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,

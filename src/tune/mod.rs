@@ -54,6 +54,12 @@ pub enum TuneError {
     Plot(String),
 }
 
+impl From<crate::chart::ChartError> for TuneError {
+    fn from(e: crate::chart::ChartError) -> TuneError {
+        TuneError::Plot(e.0)
+    }
+}
+
 /// `xqtune tune <tuner>`.
 #[derive(Subcommand, Debug)]
 pub enum TuneCommand {

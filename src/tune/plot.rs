@@ -9,19 +9,11 @@ use super::export::{BoardTable, board_tables};
 use super::files::{io_err, read_json};
 use super::space::{ParamSet, SpaceKind};
 use super::verify::Verification;
+use crate::chart::{LineChart, PALETTE, Series, ensure_font, line_chart};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
-
-static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
-
-fn ensure_font() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
-    });
-}
 
 fn perr<E: std::fmt::Display>(e: E) -> TuneError {
     TuneError::Plot(e.to_string())
@@ -55,185 +47,6 @@ fn column(header: &[String], rows: &[Vec<f64>], name: &str) -> Option<Vec<f64>> 
             .map(|r| r.get(i).copied().unwrap_or(f64::NAN))
             .collect(),
     )
-}
-
-/// One line series.
-pub struct Series {
-    pub name: String,
-    pub ys: Vec<f64>,
-    pub color: RGBColor,
-}
-
-pub struct LineChart {
-    pub title: String,
-    pub note: Option<String>,
-    pub x_label: String,
-    pub y_label: String,
-    pub xs: Vec<f64>,
-    pub series: Vec<Series>,
-    /// A labelled horizontal line (e.g. the verification score).
-    pub hline: Option<(f64, String)>,
-    pub legend: bool,
-}
-
-fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in vals.filter(|v| v.is_finite()) {
-        lo = lo.min(v);
-        hi = hi.max(v);
-    }
-    if !lo.is_finite() {
-        return (0.0, 1.0);
-    }
-    if hi - lo < 1e-12 {
-        let d = lo.abs().max(1.0) * 0.05;
-        return (lo - d, hi + d);
-    }
-    let pad = (hi - lo) * 0.06;
-    (lo - pad, hi + pad)
-}
-
-fn draw_lines<DB: DrawingBackend>(
-    root: DrawingArea<DB, Shift>,
-    c: &LineChart,
-) -> Result<(), TuneError>
-where
-    DB::ErrorType: 'static,
-{
-    root.fill(&WHITE).map_err(perr)?;
-    let root = match &c.note {
-        Some(n) => {
-            let (top, rest) = root.split_vertically(34);
-            top.draw(&Text::new(
-                n.clone(),
-                (12, 10),
-                ("sans-serif", 15).into_font().color(&BLACK),
-            ))
-            .map_err(perr)?;
-            rest
-        }
-        None => root,
-    };
-    let (x0, x1) = range(c.xs.iter().copied());
-    let (y0, y1) = range(
-        c.series
-            .iter()
-            .flat_map(|s| s.ys.iter().copied())
-            .chain(c.hline.iter().map(|h| h.0)),
-    );
-    let mut chart = ChartBuilder::on(&root)
-        .caption(&c.title, ("sans-serif", 22))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(perr)?;
-    // Generations, iterations and epochs are counts: at most as many ticks as whole numbers in
-    // the range, so no tick falls between two of them, and labels without decimals.
-    let whole_numbers = (x1.floor() - x0.ceil()).max(0.0) as usize + 1;
-    // One more decimal than a tenth of the range needs, the same on every label.
-    let y_decimals = (-((y1 - y0) / 10.0).log10().floor()).clamp(0.0, 8.0) as usize;
-    chart
-        .configure_mesh()
-        .x_desc(c.x_label.as_str())
-        .y_desc(c.y_label.as_str())
-        .x_labels(whole_numbers.clamp(2, 12))
-        .x_max_light_lines(0)
-        .y_max_light_lines(1)
-        .y_label_formatter(&|y| format!("{y:.y_decimals$}"))
-        .x_label_formatter(&|x| {
-            if (x - x.round()).abs() < 1e-9 {
-                format!("{}", x.round() as i64)
-            } else {
-                String::new()
-            }
-        })
-        .label_style(("sans-serif", 13))
-        .draw()
-        .map_err(perr)?;
-    for s in &c.series {
-        let pts: Vec<(f64, f64)> =
-            c.xs.iter()
-                .zip(&s.ys)
-                .filter(|(x, y)| x.is_finite() && y.is_finite())
-                .map(|(x, y)| (*x, *y))
-                .collect();
-        let color = s.color;
-        let ann = chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(perr)?;
-        if c.legend {
-            ann.label(s.name.clone()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
-        }
-        if pts.len() <= 60 {
-            chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                .map_err(perr)?;
-        }
-    }
-    if let Some((y, label)) = &c.hline {
-        let col = RGBColor(200, 0, 120);
-        let ann = chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x0, *y), (x1, *y)],
-                8,
-                5,
-                col.stroke_width(2),
-            ))
-            .map_err(perr)?;
-        ann.label(label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2)));
-    }
-    if c.legend || c.hline.is_some() {
-        // The legend goes in the corner with the fewest points under it (its box grows with
-        // the number of entries).
-        let entries = c.series.len() + usize::from(c.hline.is_some());
-        let (box_w, box_h) = (0.3, (0.06 + 0.035 * entries as f64).min(0.6));
-        let under = |right: bool, upper: bool| {
-            c.series
-                .iter()
-                .flat_map(|s| c.xs.iter().zip(&s.ys))
-                .filter(|(x, y)| {
-                    let fx = (**x - x0) / (x1 - x0);
-                    let fy = (**y - y0) / (y1 - y0);
-                    let in_x = if right { fx > 1.0 - box_w } else { fx < box_w };
-                    let in_y = if upper { fy > 1.0 - box_h } else { fy < box_h };
-                    in_x && in_y
-                })
-                .count()
-        };
-        let corner = [
-            (true, true, SeriesLabelPosition::UpperRight),
-            (true, false, SeriesLabelPosition::LowerRight),
-            (false, true, SeriesLabelPosition::UpperLeft),
-            (false, false, SeriesLabelPosition::LowerLeft),
-        ]
-        .into_iter()
-        .min_by_key(|(right, upper, _)| under(*right, *upper))
-        .map_or(SeriesLabelPosition::UpperRight, |c| c.2);
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 13))
-            .position(corner)
-            .draw()
-            .map_err(perr)?;
-    }
-    root.present().map_err(perr)?;
-    Ok(())
-}
-
-/// Writes `<stem>.png` and `<stem>.svg`.
-pub fn line_chart(stem: &Path, c: &LineChart) -> Result<Vec<PathBuf>, TuneError> {
-    ensure_font();
-    let png = stem.with_extension("png");
-    let svg = stem.with_extension("svg");
-    draw_lines(BitMapBackend::new(&png, (1000, 620)).into_drawing_area(), c)?;
-    draw_lines(SVGBackend::new(&svg, (1000, 620)).into_drawing_area(), c)?;
-    Ok(vec![png, svg])
 }
 
 /// Diverging colour: blue (negative) through white to red (positive), |v| / scale in 0..1.
@@ -428,19 +241,6 @@ pub fn heat_maps(
     }
     Ok(files)
 }
-
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
 
 /// Rebuilds every figure of a run folder from its files; returns the files written.
 pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
