@@ -40,6 +40,7 @@ const TESTS: &[(&str, fn())] = &[
         "engines_stay_alive_across_iterations",
         engines_stay_alive_across_iterations,
     ),
+    ("tuning_against_a_pool", tuning_against_a_pool),
 ];
 
 /// With the `fake-engine` argument this binary is a tiny UCI engine; otherwise it runs
@@ -373,7 +374,8 @@ fn param_file_run_against_an_opponent() {
     );
     let run = spsa::run_spsa_with(&a, spsa::play_games, None).unwrap();
     let cfg: serde_json::Value = serde_json::from_str(&read(&run.dir, "config.json")).unwrap();
-    assert_eq!(cfg["args"]["engine"]["opponent"]["command"], opp);
+    assert_eq!(cfg["args"]["opponents"][0]["command"], opp);
+    assert!(cfg["args"]["engine"].get("opponent").is_none());
     assert_eq!(cfg["args"]["engine"]["options"][0]["c_end"], 3.0);
     let txt = parse_param_file("best.txt", &read(&run.dir, "best.txt")).unwrap();
     assert_eq!(
@@ -571,5 +573,75 @@ fn engines_stay_alive_across_iterations() {
     );
     // the engines kept between games end with the command
     xqtune::exec::finish();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// xqtune's own parameters tuned against a pool of two engines: pair `j` of iteration `k` meets
+/// opponent `(k + j) mod 2`, θ+ and θ− the same one, and the verification plays the tuned set
+/// and the start against both.
+fn tuning_against_a_pool() {
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: spsa::SpsaArgs,
+    }
+    let out = temp_dir("pool");
+    let one = fake_command();
+    let two = format!("{one} '{}'", out.join("starts.log").display());
+    let a = T::parse_from([
+        "t",
+        "--only",
+        "mobility.rook.mg",
+        "--iterations",
+        "3",
+        "--games",
+        "2",
+        "--nodes",
+        "100",
+        "--max-plies",
+        "30",
+        "--opponent",
+        one.as_str(),
+        "--opponent",
+        two.as_str(),
+        "--save-games",
+        "--verify",
+        "fixed",
+        "--verify-games",
+        "4",
+        "--concurrency",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .a;
+    let run = spsa::run_spsa(&a).unwrap();
+    assert!(run.finished);
+    let cfg: serde_json::Value = serde_json::from_str(&read(&run.dir, "config.json")).unwrap();
+    assert_eq!(cfg["args"]["opponents"].as_array().unwrap().len(), 2);
+    for k in 0..3 {
+        let pgn = read(&run.dir, &format!("games/iteration-{k:05}.pgn"));
+        assert_eq!(pgn.matches("[Event ").count(), 4, "θ+ and θ− each a pair");
+        let opp = format!("opp{}-", k % 2 + 1);
+        let other = format!("opp{}-", (k + 1) % 2 + 1);
+        assert_eq!(pgn.matches(opp.as_str()).count(), 4, "{pgn}");
+        assert!(!pgn.contains(other.as_str()), "iteration {k}: {pgn}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&read(&run.dir, "verification.json")).unwrap();
+    let pool = &v["pool"];
+    assert_eq!(pool["opponents"].as_array().unwrap().len(), 2, "{v}");
+    assert_eq!(pool["tuned"]["games"], 4);
+    assert_eq!(pool["start"]["games"], 4);
+    for (o, name) in ["opp1-", "opp2-"].iter().enumerate() {
+        let opp = &pool["opponents"][o];
+        assert!(opp["name"].as_str().unwrap().starts_with(name), "{v}");
+        assert_eq!(opp["tuned"]["games"], 2, "one pair each: {v}");
+        assert_eq!(opp["start"]["games"], 2, "one pair each: {v}");
+    }
+    assert!(pool["elo"].is_number(), "{v}");
+    assert!(
+        v["stats"]["games"].as_u64().unwrap() >= 2,
+        "self-play too: {v}"
+    );
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -2,7 +2,7 @@
 //! ([`CommonSettings`]), the starting parameter set and the limits of every game a run plays.
 
 use super::TuneError;
-use super::engine::{EngineArgs, EngineSettings};
+use super::engine::{EngineArgs, EngineCommand, EngineSettings};
 use super::space::{ParamSet, SpaceKind};
 use crate::core::Variant;
 use crate::play::{MatchConfig, TimeControl};
@@ -105,6 +105,10 @@ pub struct CommonSettings {
     /// The external engine of an engine run (filled by [`CommonSettings::attach_engine`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<EngineSettings>,
+    /// The opponents of the tuning games (`--opponent`, repeatable; empty: self-play). A run
+    /// recorded with one opponent under `engine` still reads (see [`CommonSettings::opponents`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opponents: Vec<EngineCommand>,
 }
 
 const DEFAULT_VERIFY: VerifyMode = VerifyMode::Sprt;
@@ -134,6 +138,7 @@ impl From<&CommonArgs> for CommonSettings {
             movetime: a.movetime,
             tc: a.tc.clone(),
             engine: None,
+            opponents: Vec::new(),
         }
     }
 }
@@ -150,14 +155,31 @@ pub enum VerifyMode {
 }
 
 impl CommonSettings {
-    /// The fixed opponent of an engine run (`--opponent`), if any.
-    pub fn opponent(&self) -> Result<Option<crate::play::Engine>, TuneError> {
-        let Some(o) = self.engine.as_ref().and_then(|e| e.opponent.as_ref()) else {
-            return Ok(None);
+    /// The opponents of the tuning games (empty: self-play): `opponents`, or the one
+    /// opponent an earlier run recorded under `engine`. One opponent is named "opponent", a
+    /// pool's `opp<k>-<program>`.
+    pub fn opponents(&self) -> Result<Vec<crate::play::Engine>, TuneError> {
+        let legacy = self.engine.as_ref().and_then(|e| e.opponent.clone());
+        let list: Vec<EngineCommand> = match (&self.opponents[..], legacy) {
+            ([], Some(o)) => vec![o],
+            (l, _) => l.to_vec(),
         };
-        Ok(Some(crate::play::Engine::External(
-            o.external("opponent", &[])?,
-        )))
+        let n = list.len();
+        list.iter()
+            .enumerate()
+            .map(|(k, o)| {
+                let name = if n == 1 {
+                    "opponent".to_string()
+                } else {
+                    let c = o.external("x", &[])?;
+                    let stem = std::path::Path::new(&c.program)
+                        .file_name()
+                        .map_or("engine".into(), |s| s.to_string_lossy().to_string());
+                    format!("opp{}-{stem}", k + 1)
+                };
+                Ok(crate::play::Engine::External(o.external(&name, &[])?))
+            })
+            .collect()
     }
 
     /// On `--resume`: the thread count and the verification given on the command line replace
@@ -201,6 +223,7 @@ impl CommonSettings {
                     .into(),
             ));
         }
+        self.opponents = a.opponents()?;
         if let Some(e) = EngineSettings::from_args(a, &self.only)? {
             self.space = SpaceKind::Engine;
             self.engine = Some(e);
@@ -256,4 +279,96 @@ pub fn untuned_defaults(tuned: SpaceKind) -> ParamSet {
         SpaceKind::Eval => SpaceKind::Search,
         SpaceKind::Search | SpaceKind::Engine => SpaceKind::Eval,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::uci::Protocol;
+
+    #[derive(clap::Parser)]
+    struct T {
+        #[command(flatten)]
+        a: CommonArgs,
+    }
+
+    /// A run recorded with one `engine.opponent` (before opponents were a pool) still plays
+    /// that opponent; a pool names its engines apart.
+    #[test]
+    fn the_opponent_of_an_earlier_run_still_reads() {
+        use clap::Parser;
+        let mut s = CommonSettings::from(&T::parse_from(["t"]).a);
+        assert!(s.opponents().unwrap().is_empty());
+        let cmd = |c: &str| EngineCommand::parse(c, Protocol::Ucci, &[]).unwrap();
+        let mut json = serde_json::to_value(&s).unwrap();
+        assert!(json.get("opponents").is_none(), "not written when empty");
+        json["engine"] = serde_json::json!({
+            "engine": cmd("eng"),
+            "opponent": cmd("/x/eleeye"),
+            "options": [],
+        });
+        let old: CommonSettings = serde_json::from_value(json).unwrap();
+        let o = old.opponents().unwrap();
+        assert_eq!(o.len(), 1);
+        assert_eq!(o[0].name(), "opponent");
+        s.opponents = vec![cmd("/x/eleeye"), cmd("/y/pikafish --a")];
+        let names: Vec<String> = s
+            .opponents()
+            .unwrap()
+            .iter()
+            .map(|e| e.name().to_string())
+            .collect();
+        assert_eq!(names, ["opp1-eleeye", "opp2-pikafish"]);
+    }
+
+    #[test]
+    fn opponent_protocols_are_one_for_all_or_one_each() {
+        use clap::Parser;
+        let parse = |v: &[&str]| {
+            let mut argv = vec!["t"];
+            argv.extend_from_slice(v);
+            T::parse_from(argv).a.engine.opponents()
+        };
+        let o = parse(&[
+            "--opponent",
+            "a",
+            "--opponent",
+            "b",
+            "--opponent-proto",
+            "ucci",
+        ])
+        .unwrap();
+        assert!(o.iter().all(|c| c.proto == Protocol::Ucci));
+        let o = parse(&[
+            "--opponent",
+            "a",
+            "--opponent",
+            "b",
+            "--opponent-proto",
+            "ucci",
+            "--opponent-proto",
+            "uci",
+        ])
+        .unwrap();
+        assert_eq!((o[0].proto, o[1].proto), (Protocol::Ucci, Protocol::Uci));
+        let e = parse(&[
+            "--opponent",
+            "a",
+            "--opponent",
+            "b",
+            "--opponent",
+            "c",
+            "--opponent-proto",
+            "ucci",
+            "--opponent-proto",
+            "uci",
+        ])
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("2 --opponent-proto for 3 --opponent"),
+            "{e}"
+        );
+        assert!(parse(&["--opponent-option", "Hash=1"]).is_err());
+    }
 }

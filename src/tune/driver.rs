@@ -351,6 +351,20 @@ fn record_verification(dir: &Path, v: Option<&Verification>) -> Result<(), TuneE
         Some(v) => {
             write_json(&dir.join("verification.json"), v)?;
             println!("verification: tuned vs start, {}", v.summary());
+            if let Some(p) = &v.pool {
+                println!("verification against the pool: {}", p.summary());
+                for o in &p.opponents {
+                    println!(
+                        "  vs {}: tuned {:+.1} ± {:.1}, start {:+.1} ± {:.1} Elo ({} games each)",
+                        o.name,
+                        o.tuned.elo + 0.0,
+                        o.tuned.elo_error,
+                        o.start.elo + 0.0,
+                        o.start.elo_error,
+                        o.tuned.games
+                    );
+                }
+            }
         }
         None => println!("verification: skipped (--verify none)"),
     }
@@ -445,6 +459,7 @@ mod tests {
             significant,
             nodes: Some(1000),
             depth: None,
+            pool: None,
         }
     }
 

@@ -578,7 +578,7 @@ pub fn build_option_set(
     Ok(OptionSet { engine, options })
 }
 
-/// The engine flags of `tune spsa` and `tune ga`.
+/// The engine flags of `tune spsa` and `tune ga` (the opponents are for any run).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct EngineArgs {
     /// Tune an external UCI/UCCI engine's spin options (command line, quoted as a shell would).
@@ -594,14 +594,48 @@ pub struct EngineArgs {
     /// c_end, r_end` per line, or a TUNE() build's six-field lines); needs --engine.
     #[arg(long)]
     pub param_file: Option<PathBuf>,
-    /// Play every tuning game against this fixed engine instead of self-play.
+    /// Play the tuning games against this engine instead of self-play (command line;
+    /// repeatable: a pool, the games spread evenly over it, θ+ and θ− of a pair against the
+    /// same opponent on the same opening). Works for xqtune's own parameters too.
     #[arg(long)]
-    pub opponent: Option<String>,
-    #[arg(long, default_value = "uci")]
-    pub opponent_proto: Protocol,
-    /// A fixed option of the opponent (Name=Value; repeatable).
+    pub opponent: Vec<String>,
+    /// The opponents' protocol: once for every opponent, or once per --opponent, in order.
+    #[arg(long)]
+    pub opponent_proto: Vec<Protocol>,
+    /// A fixed option of every opponent (Name=Value; repeatable).
     #[arg(long = "opponent-option")]
     pub opponent_option: Vec<String>,
+}
+
+impl EngineArgs {
+    /// The opponents (`--opponent`, with their protocols and the common options).
+    pub fn opponents(&self) -> Result<Vec<EngineCommand>, OptionSetError> {
+        let n = self.opponent.len();
+        let protos = &self.opponent_proto;
+        if n == 0 && (!protos.is_empty() || !self.opponent_option.is_empty()) {
+            return Err(OptionSetError::Usage(
+                "--opponent-proto and --opponent-option need --opponent".into(),
+            ));
+        }
+        if protos.len() > 1 && protos.len() != n {
+            return Err(OptionSetError::Usage(format!(
+                "{} --opponent-proto for {n} --opponent: give one for all, or one per opponent",
+                protos.len()
+            )));
+        }
+        self.opponent
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let proto = match protos.len() {
+                    0 => Protocol::Uci,
+                    1 => protos[0],
+                    _ => protos[i],
+                };
+                EngineCommand::parse(c, proto, &self.opponent_option)
+            })
+            .collect()
+    }
 }
 
 /// What `config.json` records of an engine run: how to start the engine (and the opponent)
@@ -609,6 +643,8 @@ pub struct EngineArgs {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EngineSettings {
     pub engine: EngineCommand,
+    /// The one opponent of runs recorded before opponents became a pool (read, never
+    /// written: the opponents are `CommonSettings::opponents` now).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opponent: Option<EngineCommand>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -625,19 +661,14 @@ impl EngineSettings {
     /// `None` without `--engine` (then the engine flags must not be given either).
     pub fn from_args(a: &EngineArgs, only: &str) -> Result<Option<EngineSettings>, OptionSetError> {
         let Some(command) = &a.engine else {
-            if a.param_file.is_some() || a.opponent.is_some() || !a.engine_option.is_empty() {
+            if a.param_file.is_some() || !a.engine_option.is_empty() {
                 return Err(OptionSetError::Usage(
-                    "--param-file, --opponent and --engine-option need --engine".into(),
+                    "--param-file and --engine-option need --engine".into(),
                 ));
             }
             return Ok(None);
         };
         let engine = EngineCommand::parse(command, a.proto, &a.engine_option)?;
-        let opponent = a
-            .opponent
-            .as_deref()
-            .map(|c| EngineCommand::parse(c, a.opponent_proto, &a.opponent_option))
-            .transpose()?;
         let found = discover(&engine, HANDSHAKE_TIMEOUT)?;
         let file = match &a.param_file {
             Some(p) => {
@@ -657,7 +688,7 @@ impl EngineSettings {
         )?;
         Ok(Some(EngineSettings {
             engine: set.engine.clone(),
-            opponent,
+            opponent: None,
             param_file: a.param_file.clone(),
             options: set.options,
         }))

@@ -553,9 +553,9 @@ pub fn run_learn_with(args: &LearnArgs, max_steps: Option<u64>) -> Result<RunOut
             "--generations, --games and --epochs must be at least 1".into(),
         ));
     }
-    if args.common.engine.engine.is_some() {
+    if args.common.engine.engine.is_some() || !args.common.engine.opponent.is_empty() {
         return Err(TuneError::Params(
-            "learn trains xqtune's own network; --engine does not apply".into(),
+            "learn trains xqtune's own network; --engine and --opponent do not apply".into(),
         ));
     }
     driver::launch(
@@ -609,6 +609,19 @@ mod tests {
             .lines()
             .map(|l| l.rsplit_once(',').unwrap().0.to_string())
             .collect()
+    }
+
+    /// The loop gates against its own best network: an external engine or a pool is refused.
+    #[test]
+    fn engines_and_opponents_are_refused() {
+        let d = std::env::temp_dir().join(format!("xqtune-learn-bad-{}", std::process::id()));
+        for flag in ["--engine", "--opponent"] {
+            let e = run_learn_with(&args(&d, &[flag, "x"]), None)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("--engine and --opponent do not apply"), "{e}");
+        }
+        assert!(!d.exists(), "refused before a run folder");
     }
 
     #[test]

@@ -271,6 +271,7 @@ mod tests {
             significant: false,
             nodes: Some(1000),
             depth: None,
+            pool: None,
         };
         files::write_json(&run_dir.join("verification.json"), &v).unwrap();
         let dest = dir.join("params/xiangqi.json");

@@ -13,7 +13,7 @@ use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuned, Tune
 use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
 use super::stop::install_ctrlc;
-use super::verify::play_pairs_games;
+use super::verify::{play_against_pool, play_pairs_games};
 use crate::play::MatchResult;
 use crate::play::game::GameRecord;
 use crate::play::pgn::{PgnHeader, game_pgn};
@@ -454,7 +454,9 @@ pub fn run_spsa_with(
 }
 
 /// The games of one iteration: θ+ against θ− over `games` games (pairs with shared openings),
-/// or, with `--opponent`, each of them against the opponent on the same openings.
+/// or, with opponents, each of them against the pool on the same openings and the same
+/// opponents: pair `j` of iteration `k` meets opponent `(k · pairs + j) mod m`, so every
+/// opponent gets as many games (see [`super::verify::play_against_pool`]).
 pub fn play_games(
     space: &Space,
     s: &RunSettings<SpsaSettings>,
@@ -467,21 +469,24 @@ pub fn play_games(
     let eb = space.apply(minus).player("minus", &other)?;
     let pairs = (s.tuner.games / 2).max(1) as u64;
     let seed = mix(s.common.seed, &[k, 3]);
-    match s.common.opponent()? {
-        None => {
-            let (result, games) = play_pairs_games(&ea, &eb, 0..pairs, seed, &s.common);
-            Ok(Played { result, games })
-        }
-        Some(opp) => {
-            let (rp, mut games) = play_pairs_games(&ea, &opp, 0..pairs, seed, &s.common);
-            let (rm, gm) = play_pairs_games(&eb, &opp, 0..pairs, seed, &s.common);
-            games.extend(gm);
-            Ok(Played {
-                result: against_opponent(&rp, &rm),
-                games,
-            })
+    let pool = s.common.opponents()?;
+    if pool.is_empty() {
+        let (result, games) = play_pairs_games(&ea, &eb, 0..pairs, seed, &s.common);
+        return Ok(Played { result, games });
+    }
+    let played = play_against_pool(&[&ea, &eb], &pool, 0..pairs, k * pairs, seed, &s.common);
+    let mut totals = [MatchResult::default(); 2];
+    let mut games = Vec::new();
+    for (side, per_opponent) in played.into_iter().enumerate() {
+        for (r, g) in per_opponent {
+            totals[side] += r;
+            games.extend(g);
         }
     }
+    Ok(Played {
+        result: against_opponent(&totals[0], &totals[1]),
+        games,
+    })
 }
 
 /// `xqtune tune spsa`.

@@ -8,6 +8,7 @@ use super::space::ParamSet;
 use super::stop::stop_requested;
 use crate::eval::nnue::Network;
 use crate::play::game::GameRecord;
+use crate::play::ratings::{Anchor, PairingGames, rating_list};
 use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
 use crate::play::{Engine, MatchConfig, MatchResult, run_matches};
 use crate::util::mix;
@@ -51,6 +52,45 @@ pub fn play_pairs_games(
     (result, games)
 }
 
+/// Each of `sides` plays game pairs `pairs` against the opponents of `pool`: pair `j` meets
+/// opponent `(offset + j) mod pool.len()` on pair `j`'s opening (seed `mix(seed, [j])`), the
+/// same for every side, so the sides differ only in themselves (common random numbers), and a
+/// run that moves `offset` on by the pairs it plays meets every opponent equally often. All the
+/// games are one executor call. Returns, for each side and each opponent, the result and games.
+pub fn play_against_pool(
+    sides: &[&Engine],
+    pool: &[Engine],
+    pairs: std::ops::Range<u64>,
+    offset: u64,
+    seed: u64,
+    common: &CommonSettings,
+) -> Vec<Vec<(MatchResult, Vec<GameRecord>)>> {
+    let m = pool.len().max(1) as u64;
+    let mut jobs: Vec<(&Engine, &Engine, MatchConfig)> = Vec::new();
+    let mut owner = Vec::new();
+    for (s, side) in sides.iter().enumerate() {
+        for j in pairs.clone() {
+            let o = ((offset + j) % m) as usize;
+            jobs.push((side, &pool[o], common.match_config(mix(seed, &[j]))));
+            owner.push((s, o));
+        }
+    }
+    // (the configurations come from `match_config`, which always has a limit per move)
+    let played = match run_matches(&jobs, common.threads()) {
+        Ok(p) => p,
+        Err(e) => panic!("tuning match: {e}"),
+    };
+    let mut out: Vec<Vec<(MatchResult, Vec<GameRecord>)>> = sides
+        .iter()
+        .map(|_| pool.iter().map(|_| Default::default()).collect())
+        .collect();
+    for ((s, o), (r, g)) in owner.into_iter().zip(played) {
+        out[s][o].0 += r;
+        out[s][o].1.extend(g);
+    }
+    out
+}
+
 /// The closing match's outcome, as written to `verification.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Verification {
@@ -65,6 +105,65 @@ pub struct Verification {
     pub significant: bool,
     pub nodes: Option<u64>,
     pub depth: Option<u32>,
+    /// With opponents: the tuned set and the start against the pool (written only then, so
+    /// earlier files read and look as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolVerification>,
+}
+
+/// One opponent of the pool in the verification.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PoolOpponent {
+    pub name: String,
+    /// The tuned set's and the start's results against it.
+    pub tuned: MatchStats,
+    pub start: MatchStats,
+}
+
+/// The tuned set and the start each against the pool of opponents, on the same openings and
+/// the same opponents pair for pair, and the two rated together with the pool
+/// (`play::ratings`, the start at 0): `elo` is the tuned set's rating over the start through
+/// the pool, with its 95 % bootstrap interval.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PoolVerification {
+    pub opponents: Vec<PoolOpponent>,
+    /// Against the whole pool.
+    pub tuned: MatchStats,
+    pub start: MatchStats,
+    /// `None` when the games gave no rating (every game stopped).
+    pub elo: Option<f64>,
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+}
+
+/// `MatchStats` whose Elo stays a number in JSON: a perfect score's infinite Elo becomes the
+/// finite one of a score of 1e-6 or 1 - 1e-6 (JSON has no infinity, and a `null` would not
+/// read back).
+fn finite(r: &MatchResult) -> MatchStats {
+    let mut s = MatchStats::from(r);
+    if !s.elo.is_finite() {
+        s.elo = crate::play::stats::score_to_finite_elo(s.score);
+    }
+    s
+}
+
+impl PoolVerification {
+    pub fn summary(&self) -> String {
+        let rating = match (self.elo, self.lower, self.upper) {
+            (Some(e), Some(l), Some(u)) => format!("{:+.1} Elo [{l:+.1}, {u:+.1}]", e + 0.0),
+            _ => "no rating".to_string(),
+        };
+        format!(
+            "{rating} over the start through {} opponents ({} games each: tuned scored \
+             {:.1}%, start {:.1}%)",
+            self.opponents.len(),
+            self.tuned.games,
+            100.0 * (self.tuned.wins as f64 + 0.5 * self.tuned.draws as f64)
+                / (self.tuned.games.max(1) as f64),
+            100.0 * (self.start.wins as f64 + 0.5 * self.start.draws as f64)
+                / (self.start.games.max(1) as f64),
+        )
+    }
 }
 
 impl Verification {
@@ -129,7 +228,109 @@ pub fn verify(
     let other = untuned_defaults(tuned.kind());
     let a = tuned.player("tuned", &other)?;
     let b = start.player("start", &other)?;
-    verify_engines(&a, &b, common)
+    let Some(mut v) = verify_engines(&a, &b, common)? else {
+        return Ok(None);
+    };
+    let pool = common.opponents()?;
+    if !pool.is_empty() && !stop_requested() {
+        v.pool = Some(verify_pool(&a, &b, &pool, common));
+    }
+    Ok(Some(v))
+}
+
+/// The tuned set (`a`) and the start (`b`) each over `--verify-games` games against the
+/// pool (see [`PoolVerification`]).
+pub fn verify_pool(
+    a: &Engine,
+    b: &Engine,
+    pool: &[Engine],
+    common: &CommonSettings,
+) -> PoolVerification {
+    let total_pairs = (common.verify_games / 2).max(1) as u64;
+    let batch = (crate::exec::slots(common.threads()) as u64).max(2);
+    let seed = mix(common.seed, &[0x9001]);
+    let bar = crate::progress::Progress::new(
+        total_pairs * 4,
+        0,
+        "verify vs pool {bar:30} {pos}/{len} games",
+        "verify vs pool",
+    );
+    let mut results = vec![vec![MatchResult::default(); pool.len()]; 2];
+    let mut done = 0u64;
+    while done < total_pairs && !stop_requested() {
+        let end = (done + batch).min(total_pairs);
+        let played = play_against_pool(&[a, b], pool, done..end, 0, seed, common);
+        for (s, side) in played.into_iter().enumerate() {
+            for (o, (r, _)) in side.into_iter().enumerate() {
+                results[s][o] += r;
+            }
+        }
+        done = end;
+        bar.set_position(done * 4);
+    }
+    bar.finish_and_clear();
+    // Rated together: tuned 0, start 1, the opponents from 2, the start at 0 Elo.
+    let mut names = vec![a.name().to_string(), b.name().to_string()];
+    names.extend(pool.iter().map(|e| e.name().to_string()));
+    // (Pentanomial counts give the pair units; a lone game (odd --verify-games) counts alone.)
+    let units = |r: &MatchResult| -> Vec<(f64, f64)> {
+        let mut u: Vec<(f64, f64)> = r
+            .pentanomial
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &c)| std::iter::repeat_n((k as f64 / 2.0, 2.0), c as usize))
+            .collect();
+        let paired = 2 * r.pairs();
+        let lone = r.games().saturating_sub(paired);
+        if lone > 0 {
+            let pts = r.wins as f64 + 0.5 * r.draws as f64 - u.iter().map(|x| x.0).sum::<f64>();
+            u.push((pts, lone as f64));
+        }
+        u
+    };
+    let pairings: Vec<PairingGames> = (0..2)
+        .flat_map(|s| {
+            let results = &results;
+            (0..pool.len()).map(move |o| PairingGames {
+                a: s,
+                b: 2 + o,
+                units: units(&results[s][o]),
+            })
+        })
+        .collect();
+    let list = rating_list(
+        &names,
+        &pairings,
+        &Anchor::Engine { index: 1, elo: 0.0 },
+        1000,
+        seed,
+    );
+    let tuned_rating = list
+        .as_ref()
+        .and_then(|l| l.engines.iter().find(|e| e.index == 0).cloned());
+    let sum = |s: usize| {
+        let mut t = MatchResult::default();
+        for r in &results[s] {
+            t += *r;
+        }
+        finite(&t)
+    };
+    PoolVerification {
+        opponents: pool
+            .iter()
+            .enumerate()
+            .map(|(o, e)| PoolOpponent {
+                name: e.name().to_string(),
+                tuned: finite(&results[0][o]),
+                start: finite(&results[1][o]),
+            })
+            .collect(),
+        tuned: sum(0),
+        start: sum(1),
+        elo: tuned_rating.as_ref().map(|e| e.rating),
+        lower: tuned_rating.as_ref().map(|e| e.lower),
+        upper: tuned_rating.as_ref().map(|e| e.upper),
+    }
 }
 
 /// A trained network against the classical evaluation (or against `baseline`), both with the
@@ -270,6 +471,7 @@ pub fn verify_engines(
         significant,
         nodes: common.match_config(0).nodes,
         depth: common.depth,
+        pool: None,
     }))
 }
 

@@ -42,15 +42,26 @@ pub fn match_fitness(
                 .collect()
         }
     };
-    // With `--opponent` the fixed opponent is the reference every individual plays.
-    let ref_engine = match common.opponent() {
-        Ok(Some(o)) => Some(o),
-        _ => reference.player("reference", &other).ok(),
+    // With opponents the pool is the reference: pair `j` of generation `g` meets opponent
+    // `(g · pairs + j) mod m`, the same for every individual (and every opponent as often over
+    // the generations).
+    // (The opponents' commands were checked when the run was created.)
+    let pool = common
+        .opponents()
+        .unwrap_or_else(|e| panic!("fitness opponents: {e}"));
+    let refs: Vec<Option<Engine>> = if pool.is_empty() {
+        vec![reference.player("reference", &other).ok()]
+    } else {
+        pool.into_iter().map(Some).collect()
     };
     let playable: Vec<(usize, usize, &Engine, &Engine, u64)> = jobs
         .iter()
         .filter_map(|&(a, b, j)| {
-            let eb = if b == n { &ref_engine } else { &engines[b] };
+            let eb = if b == n {
+                &refs[((generation * pairs + j) % refs.len() as u64) as usize]
+            } else {
+                &engines[b]
+            };
             match (&engines[a], eb) {
                 (Some(ea), Some(eb)) => Some((a, b, ea, eb, j)),
                 _ => None,

@@ -422,6 +422,16 @@ pub fn run_ga_with(
     fitness: impl Fitness,
     max_steps: Option<u64>,
 ) -> Result<RunOutcome, TuneError> {
+    if args.common.resume.is_none()
+        && args.fitness == FitnessMode::RoundRobin
+        && !args.common.engine.opponent.is_empty()
+    {
+        return Err(TuneError::Params(
+            "--opponent plays the individuals against a pool instead of the reference: it \
+             needs --fitness reference (a round-robin plays inside the population)"
+                .into(),
+        ));
+    }
     driver::launch(
         &args.common,
         GaSettings::from(args),
@@ -518,6 +528,19 @@ mod tests {
             assert!(msg.contains(name) && msg.contains(bad), "{msg}");
         }
         assert_eq!(T::parse_from(["t", "--group-rate", "1"]).a.group_rate, 1.0);
+    }
+
+    /// A pool replaces the reference, so a round-robin with opponents is refused before any
+    /// run folder exists.
+    #[test]
+    fn opponents_need_the_reference_fitness() {
+        let out = std::env::temp_dir().join(format!("xqtune-ga-rr-{}", std::process::id()));
+        let mut a = args(&out);
+        a.fitness = FitnessMode::RoundRobin;
+        a.common.engine.opponent = vec!["some-engine".into()];
+        let e = run_ga_with(&a, fitness, None).unwrap_err().to_string();
+        assert!(e.contains("needs --fitness reference"), "{e}");
+        assert!(!out.exists());
     }
 
     #[test]

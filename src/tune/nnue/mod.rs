@@ -774,6 +774,14 @@ pub fn run_nnue(args: &NnueArgs) -> Result<RunOutcome, TuneError> {
 /// [`run_nnue`] stopping after `max_steps` epochs as Ctrl-C would (tests).
 pub fn run_nnue_with(args: &NnueArgs, max_steps: Option<u64>) -> Result<RunOutcome, TuneError> {
     if args.common.resume.is_none() {
+        let e = &args.common.engine;
+        if e.engine.is_some() || !e.opponent.is_empty() {
+            return Err(TuneError::Params(
+                "tune nnue trains xqtune's network: --engine and --opponent are for tune spsa \
+                 and tune ga"
+                    .into(),
+            ));
+        }
         NnueSettings::from(args).check()?;
     }
     driver::launch(
@@ -898,6 +906,11 @@ mod tests {
         a.hidden = 48;
         let e = run_nnue_with(&a, None).unwrap_err().to_string();
         assert!(e.contains("48"), "{e}");
+        // a network trains on positions, not against engines
+        let e = run_nnue_with(&args(&d, &["--opponent", "x"]), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--engine and --opponent are for"), "{e}");
         let _ = std::fs::remove_dir_all(&d);
     }
 }
