@@ -67,6 +67,9 @@ pub enum Command {
     Plot(crate::tune::PlotArgs),
     /// Export parameter tables as full 9x10 boards (json, csv, rust, markdown).
     Export(crate::tune::export::ExportArgs),
+    /// Check an external engine's options: which of them change nothing through setoption.
+    #[command(subcommand)]
+    Options(crate::tune::check::OptionsCommand),
     /// Manage parameter files (promote a run's best.json into params/).
     #[command(subcommand)]
     Params(crate::tune::ParamsCommand),
@@ -174,6 +177,9 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Plot(a)) => crate::tune::run_plot(a),
         Some(Command::Export(a)) => crate::tune::export::run_export(&a).map_err(Into::into),
         Some(Command::Params(c)) => crate::tune::run_params(c),
+        Some(Command::Options(crate::tune::check::OptionsCommand::Check(a))) => {
+            crate::tune::check::run_check(&a)
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use xqtune::core::Position;
 use xqtune::play::Protocol;
 use xqtune::tune::engine::{EngineArgs, EngineSettings, OptionSet, parse_param_file};
-use xqtune::tune::{ga, spsa};
+use xqtune::tune::{check, ga, spsa};
 
 const FAKE: &str = "fake-engine";
 
@@ -40,6 +40,22 @@ const TESTS: &[(&str, fn())] = &[
         "engines_stay_alive_across_iterations",
         engines_stay_alive_across_iterations,
     ),
+    (
+        "options_check_finds_an_option_that_does_nothing",
+        options_check_finds_an_option_that_does_nothing,
+    ),
+    (
+        "a_tune_refuses_an_option_that_does_nothing",
+        a_tune_refuses_an_option_that_does_nothing,
+    ),
+    (
+        "options_check_on_xqtune_itself",
+        options_check_on_xqtune_itself,
+    ),
+    (
+        "options_check_errors_are_clear",
+        options_check_errors_are_clear,
+    ),
     ("tuning_against_a_pool", tuning_against_a_pool),
 ];
 
@@ -54,12 +70,14 @@ fn main() {
     common::harness::run_tests(TESTS, 1);
 }
 
-/// The options the fake engine advertises (the spin ones with spaces in their names too).
+/// The options the fake engine advertises (the spin ones with spaces in their names too; `Dead
+/// Knob` changes nothing).
 const OPTIONS: &[&str] = &[
     "option name Hash type spin default 16 min 1 max 1024",
     "option name Threads type spin default 1 min 1 max 8",
     "option name Move Choice type spin default 50 min 0 max 100",
     "option name Shift type spin default 10 min 0 max 40",
+    "option name Dead Knob type spin default 5 min 0 max 9",
     "option name Ponder type check default false",
     "option name Clear Hash type button",
 ];
@@ -105,7 +123,8 @@ fn fake_engine(starts: Option<&Path>) -> i32 {
                 match name.as_str() {
                     "Move Choice" => choice = value,
                     "Shift" => shift = value,
-                    "Hash" | "Threads" => {}
+                    // accepted, and read by nothing: an option that does nothing
+                    "Hash" | "Threads" | "Dead Knob" => {}
                     _ => return 6,
                 }
             }
@@ -499,6 +518,7 @@ fn spsa_through_uci_plays_the_in_process_games() {
             engine.as_str(),
             "--param-file",
             param_file.to_str().unwrap(),
+            "--no-check",
         ]
         .map(String::from),
     );
@@ -561,7 +581,13 @@ fn engines_stay_alive_across_iterations() {
     let a = spsa_args_with(
         &cmd,
         &out,
-        &["--only", "Move Choice,Shift", "--verify", "none"],
+        &[
+            "--only",
+            "Move Choice,Shift",
+            "--verify",
+            "none",
+            "--no-check",
+        ],
     );
     let run = spsa::run_spsa_with(&a, spsa::play_games, None).unwrap();
     assert!(run.finished);
@@ -573,6 +599,164 @@ fn engines_stay_alive_across_iterations() {
     );
     // the engines kept between games end with the command
     xqtune::exec::finish();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// `xqtune options check`: the fake engine's `Dead Knob` is accepted by `setoption` and read by
+/// nothing, so its minimum and maximum search alike; `Move Choice` and `Shift` change the move.
+fn options_check_finds_an_option_that_does_nothing() {
+    let (a, only) = engine_args("Move Choice,Shift,Dead Knob", &[]);
+    let s = EngineSettings::from_args(&a, &only).unwrap().unwrap();
+    let report = check::check_options(&s.option_set(), 500, &mut |_, _| {}).unwrap();
+    assert!(report.deterministic);
+    let dead: Vec<&str> = report.dead().iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(dead, ["Dead Knob"]);
+    assert_eq!(report.options.len(), 3);
+    // the command line
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["options", "check", "--engine", &fake_command()])
+        .args(["--only", "Shift,Dead Knob", "--nodes", "500"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("Dead Knob") && out.contains("NO EFFECT"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 of 2 options do nothing through setoption: Dead Knob"),
+        "{out}"
+    );
+}
+
+/// `xqtune options check` on xqtune itself through UCI (`uci --tune-options`): at a fixed node
+/// budget the time management (`tm_soft_percent`) and `Move Overhead` act on nothing, while the
+/// search's `lmr_base` and `futility_margin` change the searches; an evaluation table acts only
+/// with `--eval classical`.
+fn options_check_on_xqtune_itself() {
+    let exe = env!("CARGO_BIN_EXE_xqtune");
+    let mut a = engine_args("", &[]).0;
+    a.engine = Some(format!("'{exe}' uci --tune-options"));
+    let only = "lmr_base,tm_soft_percent,futility_margin,Move Overhead";
+    let s = EngineSettings::from_args(&a, only).unwrap().unwrap();
+    let report = check::check_options(&s.option_set(), 2000, &mut |_, _| {}).unwrap();
+    assert!(
+        report.deterministic,
+        "a one-thread fixed-node search repeats"
+    );
+    assert_eq!(report.positions, check::CHECK_POSITIONS.len());
+    let verdicts: Vec<(&str, bool)> = report
+        .options
+        .iter()
+        .map(|o| (o.name.as_str(), o.differs_at.is_some()))
+        .collect();
+    // (in the order the engine lists its options)
+    assert_eq!(
+        verdicts,
+        [
+            ("Move Overhead", false),
+            ("tm_soft_percent", false),
+            ("futility_margin", true),
+            ("lmr_base", true),
+        ]
+    );
+    let dead: Vec<&str> = report.dead().iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(dead, ["Move Overhead", "tm_soft_percent"]);
+    // an evaluation table does nothing while the network evaluates, and acts on the tables
+    let dead_with = |eval: &str| -> Vec<String> {
+        let mut a = engine_args("", &[]).0;
+        a.engine = Some(format!("'{exe}' uci --tune-options --eval {eval}"));
+        let s = EngineSettings::from_args(&a, "mobility.rook.mg,lmr_base")
+            .unwrap()
+            .unwrap();
+        let report = check::check_options(&s.option_set(), 2000, &mut |_, _| {}).unwrap();
+        assert!(report.deterministic);
+        report.dead().iter().map(|o| o.name.clone()).collect()
+    };
+    assert_eq!(dead_with("nnue"), ["mobility.rook.mg"]);
+    assert!(dead_with("classical").is_empty());
+}
+
+/// Bad input to `xqtune options check` fails with a message naming the problem.
+fn options_check_errors_are_clear() {
+    let exe = env!("CARGO_BIN_EXE_xqtune");
+    let run = |args: &[&str]| -> (bool, String) {
+        let o = std::process::Command::new(exe)
+            .args(["options", "check"])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stderr).into(),
+        )
+    };
+    let (ok, e) = run(&["--engine", "/nonexistent/engine", "--only", "Shift"]);
+    assert!(
+        !ok && e.contains("cannot start engine '/nonexistent/engine'"),
+        "{e}"
+    );
+    let (ok, e) = run(&["--engine", "true", "--only", "Shift"]);
+    assert!(!ok && e.contains("did not finish its handshake"), "{e}");
+    let fake = fake_command();
+    let (ok, e) = run(&["--engine", &fake]);
+    assert!(!ok && e.contains("needs --only"), "{e}");
+    let (ok, e) = run(&["--engine", &fake, "--only", "Nothing"]);
+    assert!(!ok && e.contains("'Nothing' matches no spin option"), "{e}");
+    let dir = temp_dir("check-errors");
+    let file = dir.join("params.txt");
+    std::fs::write(
+        &file,
+        "Shift, int, 10, 0, 40, 2, 0.002\nNope, int, 1, 0, 9, 1, 0.002\n",
+    )
+    .unwrap();
+    let (ok, e) = run(&["--engine", &fake, "--param-file", file.to_str().unwrap()]);
+    assert!(
+        !ok && e.contains("line 2: the engine has no option 'Nope'"),
+        "{e}"
+    );
+    let missing = dir.join("missing.txt");
+    let (ok, e) = run(&["--engine", &fake, "--param-file", missing.to_str().unwrap()]);
+    assert!(
+        !ok && e.contains("cannot read") && e.contains("missing.txt"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An engine run checks its options first and refuses one that does nothing, unless
+/// `--no-check`.
+fn a_tune_refuses_an_option_that_does_nothing() {
+    let out = temp_dir("dead");
+    let a = spsa_args(&out, &["--only", "Shift,Dead Knob", "--verify", "none"]);
+    let e = spsa::run_spsa_with(&a, spsa::play_games, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("'Dead Knob' do(es) nothing") && e.contains("--no-check"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "no run folder");
+    let a = spsa_args(
+        &out,
+        &[
+            "--only",
+            "Shift,Dead Knob",
+            "--verify",
+            "none",
+            "--no-check",
+        ],
+    );
+    assert!(
+        spsa::run_spsa_with(&a, spsa::play_games, None)
+            .unwrap()
+            .finished
+    );
     std::fs::remove_dir_all(&out).unwrap();
 }
 

@@ -225,6 +225,7 @@ impl CommonSettings {
         }
         self.opponents = a.opponents()?;
         if let Some(e) = EngineSettings::from_args(a, &self.only)? {
+            super::check::check_before_tuning(&e.option_set(), a)?;
             self.space = SpaceKind::Engine;
             self.engine = Some(e);
         }
@@ -370,5 +371,14 @@ mod tests {
             "{e}"
         );
         assert!(parse(&["--opponent-option", "Hash=1"]).is_err());
+    }
+
+    /// `--no-check` is about an external engine's options: alone it is a mistake.
+    #[test]
+    fn no_check_needs_an_engine() {
+        use clap::Parser;
+        let a = T::parse_from(["t", "--no-check"]).a;
+        let e = EngineSettings::from_args(&a.engine, "").unwrap_err();
+        assert!(e.to_string().contains("--no-check need --engine"), "{e}");
     }
 }

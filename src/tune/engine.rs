@@ -605,6 +605,10 @@ pub struct EngineArgs {
     /// A fixed option of every opponent (Name=Value; repeatable).
     #[arg(long = "opponent-option")]
     pub opponent_option: Vec<String>,
+    /// Skip the check, at the start of an engine run, for tuned options that change nothing
+    /// (`xqtune options check`).
+    #[arg(long)]
+    pub no_check: bool,
 }
 
 impl EngineArgs {
@@ -661,9 +665,9 @@ impl EngineSettings {
     /// `None` without `--engine` (then the engine flags must not be given either).
     pub fn from_args(a: &EngineArgs, only: &str) -> Result<Option<EngineSettings>, OptionSetError> {
         let Some(command) = &a.engine else {
-            if a.param_file.is_some() || !a.engine_option.is_empty() {
+            if a.param_file.is_some() || !a.engine_option.is_empty() || a.no_check {
                 return Err(OptionSetError::Usage(
-                    "--param-file and --engine-option need --engine".into(),
+                    "--param-file, --engine-option and --no-check need --engine".into(),
                 ));
             }
             return Ok(None);

@@ -14,6 +14,7 @@
 //! - [`plot`], [`export`]: figures and tables from a run.
 
 pub mod adam;
+pub mod check;
 pub mod common;
 pub mod datagen;
 pub mod dataset;
