@@ -13,6 +13,12 @@ RANKS=${2:-3}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
+# The classical evaluation: since f39164d the engine's default is the embedded network; older
+# binaries have no --eval flag and are classical anyway. The in-process engines of matches,
+# tuners and datagen are classical in both.
+CLASSICAL=()
+if "$BIN" bench --help 2>/dev/null | grep -q -- '--eval'; then CLASSICAL=(--eval classical); fi
+
 mpi_ok() {
     command -v mpirun >/dev/null 2>&1 || return 1
     # a binary built without MPI refuses --executor mpi
@@ -31,7 +37,7 @@ launch() { # ranks, args...
 strip_pgn() { grep -v -e '^\[Date ' -e '^\[GameDuration ' "$1"; }
 h() { sha256sum | cut -c1-16; }
 
-echo "bench $("$BIN" bench 2>&1 | grep 'Nodes searched' | awk '{print $3}')"
+echo "bench $("$BIN" bench "${CLASSICAL[@]}" 2>&1 | grep 'Nodes searched' | awk '{print $3}')"
 set_ranks=(0)
 if mpi_ok; then set_ranks=(0 "$RANKS"); fi
 for n in "${set_ranks[@]}"; do
@@ -44,7 +50,7 @@ for n in "${set_ranks[@]}"; do
         echo "$tag match-$v $(strip_pgn "$o"/*/games.pgn | h)"
         o="$TMP/x-$v-$n"
         launch "$n" match --variant "$v" --games 4 --nodes 400 --seed 7 "${common[@]}" \
-            --b-cmd "$BIN uci" --b-name default --out-dir "$o" --name m >/dev/null 2>&1
+            --b-cmd "$BIN uci ${CLASSICAL[*]}" --b-name default --out-dir "$o" --name m >/dev/null 2>&1
         echo "$tag match-$v-external $(strip_pgn "$o"/*/games.pgn | h)"
     done
     tune_common=(--seed 3 --verify none "${common[@]}" --name t)

@@ -582,41 +582,27 @@ pub fn summary_json(
     for g in &report.games {
         *terminations.entry(g.termination.to_string()).or_default() += 1;
     }
-    let num = |x: f64| {
-        if x.is_finite() {
-            serde_json::json!(x)
-        } else {
-            serde_json::json!(x.to_string())
-        }
-    };
-    serde_json::json!({
-        "name": name,
-        "a": { "name": a.name(), "params_hash": a.params_hash() },
-        "b": { "name": b.name(), "params_hash": b.params_hash() },
-        "variant": format!("{:?}", cfg.variant).to_lowercase(),
-        "limits": limits_text(cfg),
-        "seed": cfg.seed,
-        "games_planned": report.games_planned,
-        "games": r.games(),
-        "wins": r.wins,
-        "draws": r.draws,
-        "losses": r.losses,
-        "score": num(r.score()),
-        "elo": num(r.elo()),
-        "elo_error": num(r.elo_error()),
-        "los": num(r.los()),
-        "draw_ratio": num(r.draw_ratio()),
-        "pentanomial": r.pentanomial,
-        "penta_elo": num(r.penta_elo()),
-        "penta_elo_error": num(r.penta_elo_error()),
-        "normalized_elo": num(r.normalized_elo()),
-        "normalized_elo_error": num(r.normalized_elo_error()),
-        "sprt": report.sprt,
-        "stopped_early": report.stopped_early,
-        "elapsed_s": report.elapsed.as_secs_f64(),
-        "games_per_minute": report.games_per_minute(),
-        "terminations": terminations,
-    })
+    let mut summary = r.summary_fields();
+    summary.extend(
+        serde_json::json!({
+            "name": name,
+            "a": { "name": a.name(), "params_hash": a.params_hash() },
+            "b": { "name": b.name(), "params_hash": b.params_hash() },
+            "variant": format!("{:?}", cfg.variant).to_lowercase(),
+            "limits": limits_text(cfg),
+            "seed": cfg.seed,
+            "games_planned": report.games_planned,
+            "sprt": report.sprt,
+            "stopped_early": report.stopped_early,
+            "elapsed_s": report.elapsed.as_secs_f64(),
+            "games_per_minute": report.games_per_minute(),
+            "terminations": terminations,
+        })
+        .as_object()
+        .expect("a JSON object")
+        .clone(),
+    );
+    serde_json::Value::Object(summary)
 }
 
 /// The warning of a timed match or tournament where an in-process engine meets an external

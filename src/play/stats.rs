@@ -118,7 +118,42 @@ pub struct MatchResult {
     pub pentanomial: [u32; 5],
 }
 
+/// A figure as JSON: the number, or its text where it is not finite (`inf`, `NaN`), which JSON
+/// numbers cannot carry.
+pub fn json_number(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        serde_json::json!(x)
+    } else {
+        serde_json::json!(x.to_string())
+    }
+}
+
 impl MatchResult {
+    /// The counts and every statistic, as the `summary.json` of a match and of each pairing
+    /// of a tournament write them.
+    pub fn summary_fields(&self) -> serde_json::Map<String, serde_json::Value> {
+        let num = json_number;
+        let serde_json::Value::Object(m) = serde_json::json!({
+            "games": self.games(),
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "score": num(self.score()),
+            "elo": num(self.elo()),
+            "elo_error": num(self.elo_error()),
+            "los": num(self.los()),
+            "draw_ratio": num(self.draw_ratio()),
+            "pentanomial": self.pentanomial,
+            "penta_elo": num(self.penta_elo()),
+            "penta_elo_error": num(self.penta_elo_error()),
+            "normalized_elo": num(self.normalized_elo()),
+            "normalized_elo_error": num(self.normalized_elo_error()),
+        }) else {
+            unreachable!("a JSON object")
+        };
+        m
+    }
+
     pub fn games(&self) -> u32 {
         self.wins + self.draws + self.losses
     }

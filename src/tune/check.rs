@@ -21,7 +21,7 @@
 use super::TuneError;
 use super::engine::{
     EngineArgs, EngineCommand, HANDSHAKE_TIMEOUT, OptionSet, OptionSetError, build_option_set,
-    discover, parse_param_file,
+    discover, read_param_file,
 };
 use crate::play::process::{EngineProcess, ProcessError};
 use crate::uci::Protocol;
@@ -336,15 +336,7 @@ pub fn check_before_tuning(set: &OptionSet, a: &EngineArgs) -> Result<(), TuneEr
 pub fn run_check(a: &OptionsCheckArgs) -> anyhow::Result<()> {
     let engine = EngineCommand::parse(&a.engine, a.proto, &a.engine_option)?;
     let found = discover(&engine, HANDSHAKE_TIMEOUT)?;
-    let file = match &a.param_file {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", p.display()))?;
-            let name = p.display().to_string();
-            Some((name.clone(), parse_param_file(&name, &text)?))
-        }
-        None => None,
-    };
+    let file = a.param_file.as_deref().map(read_param_file).transpose()?;
     let set = build_option_set(
         engine,
         &found,

@@ -196,6 +196,16 @@ pub struct FileParam {
     pub r_end: f64,
 }
 
+/// Reads and parses the parameter file at `path` ([`parse_param_file`]); returns its name as
+/// the errors and reports give it, and its parameters.
+pub fn read_param_file(path: &Path) -> Result<(String, Vec<FileParam>), OptionSetError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| OptionSetError::Usage(format!("cannot read {}: {e}", path.display())))?;
+    let name = path.display().to_string();
+    let params = parse_param_file(&name, &text)?;
+    Ok((name, params))
+}
+
 /// Parses a parameter file: `name, int, value, min, max, c_end, r_end` (fishtest / OpenBench)
 /// or `name,value,min,max,c_end,r_end` (a `TUNE()` build's start-up print). Blank lines and
 /// `#` comments are skipped. `float` parameters are refused: an engine option is an integer.
@@ -674,16 +684,7 @@ impl EngineSettings {
         };
         let engine = EngineCommand::parse(command, a.proto, &a.engine_option)?;
         let found = discover(&engine, HANDSHAKE_TIMEOUT)?;
-        let file = match &a.param_file {
-            Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| {
-                    OptionSetError::Usage(format!("cannot read {}: {e}", p.display()))
-                })?;
-                let name = p.display().to_string();
-                Some((name.clone(), parse_param_file(&name, &text)?))
-            }
-            None => None,
-        };
+        let file = a.param_file.as_deref().map(read_param_file).transpose()?;
         let set = build_option_set(
             engine,
             &found,

@@ -97,10 +97,7 @@ impl From<&LearnArgs> for LearnSettings {
             gate_games: a.gate_games,
             data_window: a.data_window.max(1),
             from_scratch: a.from_scratch,
-            init_net: a
-                .init_net
-                .as_deref()
-                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
+            init_net: a.init_net.as_deref().map(super::nnue::network_path),
             hidden: a.hidden,
             lambda: a.lambda,
             random_plies: a.random_plies,
@@ -415,10 +412,10 @@ impl Tuner for LearnTuner {
     fn start(&mut self) -> Result<(LearnState, Option<Vec<String>>), TuneError> {
         let best = match &self.ctx.settings.tuner.init_net {
             Some(p) => {
-                Network::load(p)
+                let net = Network::load_named(p)
                     .map_err(|e| TuneError::Params(format!("--init-net {}: {e}", p.display())))?;
                 let to = self.ctx.dir.join("nets").join("gen-000.nnue");
-                std::fs::copy(p, &to).map_err(|e| files::io_err(&to, e))?;
+                net.save(&to).map_err(|e| files::io_err(&to, e))?;
                 Some(to)
             }
             None => None,

@@ -479,13 +479,7 @@ fn summary_json(
     list: Option<&RatingList>,
     elapsed: Duration,
 ) -> serde_json::Value {
-    let num = |x: f64| {
-        if x.is_finite() {
-            serde_json::json!(x)
-        } else {
-            serde_json::json!(x.to_string())
-        }
-    };
+    let num = crate::play::stats::json_number;
     let mut terminations = std::collections::BTreeMap::<String, u32>::new();
     for g in st.games.iter().flatten() {
         *terminations.entry(g.termination.to_string()).or_default() += 1;
@@ -495,22 +489,10 @@ fn summary_json(
         .iter()
         .enumerate()
         .map(|(p, pr)| {
-            let r = st.result(p);
-            serde_json::json!({
-                "a": st.names[pr.a],
-                "b": st.names[pr.b],
-                "games": r.games(),
-                "wins": r.wins,
-                "draws": r.draws,
-                "losses": r.losses,
-                "score": num(r.score()),
-                "elo": num(r.elo()),
-                "elo_error": num(r.elo_error()),
-                "los": num(r.los()),
-                "pentanomial": r.pentanomial,
-                "penta_elo": num(r.penta_elo()),
-                "penta_elo_error": num(r.penta_elo_error()),
-            })
+            let mut fields = st.result(p).summary_fields();
+            fields.insert("a".into(), st.names[pr.a].clone().into());
+            fields.insert("b".into(), st.names[pr.b].clone().into());
+            serde_json::Value::Object(fields)
         })
         .collect();
     let ratings = list.map(|l| {

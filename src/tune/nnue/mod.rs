@@ -172,7 +172,11 @@ pub struct NnueSettings {
 impl From<&NnueArgs> for NnueSettings {
     fn from(a: &NnueArgs) -> NnueSettings {
         NnueSettings {
-            data: a.data.iter().map(|p| absolute(p)).collect(),
+            data: a
+                .data
+                .iter()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                .collect(),
             epochs: a.epochs,
             features: a.features,
             hidden: a.hidden,
@@ -189,15 +193,20 @@ impl From<&NnueArgs> for NnueSettings {
             eval_scale: a.eval_scale,
             validation: a.validation,
             max_positions: a.max_positions,
-            init_net: a.init_net.as_deref().map(absolute),
-            baseline_net: a.baseline_net.as_deref().map(absolute),
+            init_net: a.init_net.as_deref().map(network_path),
+            baseline_net: a.baseline_net.as_deref().map(network_path),
             mirror: a.mirror,
         }
     }
 }
 
 /// `path` made absolute, so that `--resume` from another folder finds the same files.
-fn absolute(path: &Path) -> PathBuf {
+/// A network flag's path made absolute (a resumed run may start elsewhere); the word
+/// `embedded` ([`nnue::EMBEDDED_NAME`]) stays the name of the built-in network.
+pub(crate) fn network_path(path: &Path) -> PathBuf {
+    if path.as_os_str() == nnue::EMBEDDED_NAME {
+        return path.to_path_buf();
+    }
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
@@ -263,9 +272,9 @@ impl NnueSettings {
     /// The inference architecture: from `--init-net` when given, else from the flags.
     fn architecture(&self) -> Result<(nnue::Architecture, Option<Network>), TuneError> {
         if let Some(path) = &self.init_net {
-            let net = Network::load(path)
+            let net = Network::load_named(path)
                 .map_err(|e| TuneError::Params(format!("--init-net {}: {e}", path.display())))?;
-            return Ok((net.architecture(), Some(net)));
+            return Ok((net.architecture(), Some(Network::clone(&net))));
         }
         let activation = match self.activation {
             ActivationArg::Crelu => nnue::Activation::CReLU,
@@ -884,6 +893,24 @@ mod tests {
         assert!(!dest.exists());
         super::super::promote(&one.dir, Some(dest.clone()), true).unwrap();
         assert_eq!(std::fs::read(&dest).unwrap(), best(&one.dir));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// `--init-net embedded` continues from the network built into the binary: the run's
+    /// network has its shape (not the flags'), and the name survives the run's config.
+    #[test]
+    fn continues_from_the_embedded_network() {
+        let d = scratch("embedded");
+        let a = args(&d, &["--init-net", "embedded", "--epochs", "1"]);
+        assert_eq!(
+            NnueSettings::from(&a).init_net.as_deref(),
+            Some(Path::new(nnue::EMBEDDED_NAME))
+        );
+        let embedded = Network::embedded().expect("this build embeds a network");
+        let o = run_nnue_with(&a, None).unwrap();
+        let net = Network::load(&o.dir.join("best.nnue")).unwrap();
+        assert_eq!(net.architecture(), embedded.architecture());
+        assert_ne!(net.architecture().hidden, 32, "the flags' shape");
         let _ = std::fs::remove_dir_all(&d);
     }
 
