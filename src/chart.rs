@@ -77,6 +77,26 @@ fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// The white page with `note`, if any, on a strip across its top; the area below it.
+fn with_note<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    note: Option<&str>,
+) -> Result<DrawingArea<DB, Shift>, ChartError>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(perr)?;
+    let Some(n) = note else { return Ok(root) };
+    let (top, rest) = root.split_vertically(34);
+    top.draw(&Text::new(
+        n.to_string(),
+        (12, 10),
+        ("sans-serif", 15).into_font().color(&BLACK),
+    ))
+    .map_err(perr)?;
+    Ok(rest)
+}
+
 fn draw_lines<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     c: &LineChart,
@@ -84,20 +104,7 @@ fn draw_lines<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    root.fill(&WHITE).map_err(perr)?;
-    let root = match &c.note {
-        Some(n) => {
-            let (top, rest) = root.split_vertically(34);
-            top.draw(&Text::new(
-                n.clone(),
-                (12, 10),
-                ("sans-serif", 15).into_font().color(&BLACK),
-            ))
-            .map_err(perr)?;
-            rest
-        }
-        None => root,
-    };
+    let root = with_note(root, c.note.as_deref())?;
     let (x0, x1) = range(c.xs.iter().copied());
     let (y0, y1) = range(
         c.series
@@ -244,20 +251,7 @@ where
     DB::ErrorType: 'static,
 {
     use plotters::style::text_anchor::{HPos, Pos, VPos};
-    root.fill(&WHITE).map_err(perr)?;
-    let root = match &c.note {
-        Some(n) => {
-            let (top, rest) = root.split_vertically(34);
-            top.draw(&Text::new(
-                n.clone(),
-                (12, 10),
-                ("sans-serif", 15).into_font().color(&BLACK),
-            ))
-            .map_err(perr)?;
-            rest
-        }
-        None => root,
-    };
+    let root = with_note(root, c.note.as_deref())?;
     let n = c.rows.len();
     let (x0, x1) = range(
         c.rows

@@ -901,7 +901,8 @@ mod tests {
     #[test]
     fn continues_from_the_embedded_network() {
         let d = scratch("embedded");
-        let a = args(&d, &["--init-net", "embedded", "--epochs", "1"]);
+        let mut a = args(&d, &["--init-net", "embedded"]);
+        a.epochs = 1;
         assert_eq!(
             NnueSettings::from(&a).init_net.as_deref(),
             Some(Path::new(nnue::EMBEDDED_NAME))
