@@ -70,7 +70,7 @@ pub fn play_against_pool(
     let mut owner = Vec::new();
     for (s, side) in sides.iter().enumerate() {
         for j in pairs.clone() {
-            let o = ((offset + j) % m) as usize;
+            let o = (offset.wrapping_add(j) % m) as usize;
             jobs.push((side, &pool[o], common.match_config(mix(seed, &[j]))));
             owner.push((s, o));
         }

@@ -58,7 +58,8 @@ pub fn match_fitness(
         .iter()
         .filter_map(|&(a, b, j)| {
             let eb = if b == n {
-                &refs[((generation * pairs + j) % refs.len() as u64) as usize]
+                // wrapping: the final selection's `generation` is a large tag, not a count
+                &refs[(generation.wrapping_mul(pairs).wrapping_add(j) % refs.len() as u64) as usize]
             } else {
                 &engines[b]
             };
