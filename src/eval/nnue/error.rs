@@ -10,11 +10,12 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum NnueError {
-    #[error("cannot read network file {path}: {source}")]
+    // The message carries the I/O error, so it is not also a `source` (a chain such as
+    // anyhow's would print it twice).
+    #[error("cannot read network file {path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("no network is embedded in this build (the name 'embedded' asks for it)")]
     NoneEmbedded,

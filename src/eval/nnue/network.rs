@@ -207,9 +207,9 @@ impl Network {
 
     /// Reads a network file.
     pub fn load(path: &Path) -> Result<Network, NnueError> {
-        let bytes = std::fs::read(path).map_err(|source| NnueError::Io {
+        let bytes = std::fs::read(path).map_err(|error| NnueError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Network::from_bytes(&bytes)
     }
