@@ -6,11 +6,16 @@
 //! The middlegame and endgame positions are start positions of records in the Chinese Chess
 //! Practical TexelDataset (CCPD), Yu-Han Tseng and Bo-Nian Chen (2026),
 //! github.com/Yvonne761/Chinese-Chess-Practical-TexelDataset, licensed CC BY 4.0
-//! (creativecommons.org/licenses/by/4.0). The openings are standard lines from the start.
+//! (creativecommons.org/licenses/by/4.0). The openings are standard lines from the start. The
+//! Jieqi positions (the deal's start and three views from `xqtune datagen --variant jieqi`
+//! games) are searched [`JIEQI_DEPTH_OFFSET`] plies shallower: their chance nodes make a ply
+//! dearer.
 
 use crate::core::{FenError, MoveError, Position, START_FEN};
 use crate::eval::EvalParams;
+#[cfg(test)]
 use crate::eval::nnue::Network;
+use crate::eval::nnue::Networks;
 use crate::search::{SearchLimits, SearchParams, Searcher};
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,6 +23,9 @@ use thiserror::Error;
 
 /// Default search depth of `xqtune bench`.
 pub const DEFAULT_BENCH_DEPTH: u32 = 10;
+
+/// How many plies shallower than the bench depth the Jieqi positions are searched.
+pub const JIEQI_DEPTH_OFFSET: u32 = 3;
 
 /// `(FEN, moves played from it)`.
 pub const BENCH_POSITIONS: &[(&str, &str)] = &[
@@ -135,6 +143,23 @@ pub const BENCH_POSITIONS: &[(&str, &str)] = &[
         "4kab2/4a4/n8/C3R3p/2b2r3/P1B6/4P4/2C6/4A4/4KABc1 w - - 0 1",
         "",
     ),
+    // Jieqi (views with pools).
+    (
+        "xxxxkxxxx/9/1x5x1/x1x1x1x1x/9/9/X1X1X1X1X/1X5X1/9/XXXXKXXXX w A2B2N2R2C2P5a2b2n2r2c2p5 0 1",
+        "",
+    ),
+    (
+        "1x1xk1xxx/1Pb1c4/4p4/1nN1x4/8p/1R7/r3X2aX/B3P2X1/4A4/1X2KX1XX b R1C1P3N1B1r1a1c1p2n1b1 9 15",
+        "",
+    ),
+    (
+        "1x2kx3/P3p4/1r1nb3p/c1BR5/4b3a/3p2r1A/4X4/5C2P/2N1P4/3XK1BR1 w A1N1c1p1 3 22",
+        "",
+    ),
+    (
+        "2x1k2x1/4n3p/a2cp2p1/1n2c3x/p3C1R2/2R5P/3r1r3/P1B1C4/4A3P/X1XXK4 w P1N2a1p1b1 1 27",
+        "",
+    ),
 ];
 
 #[derive(Debug, Error)]
@@ -175,24 +200,31 @@ impl BenchReport {
     }
 }
 
-/// Searches every bench position to `depth` with a fresh searcher (16 MB table), evaluating
-/// with `network` when one is given (else the classical evaluation with `eval`).
+/// Searches every bench position to `depth` (Jieqi: [`JIEQI_DEPTH_OFFSET`] less) with a fresh
+/// searcher (16 MB table), evaluating
+/// with `networks` where they have one for the position's variant (else the classical
+/// evaluation with `eval`).
 pub fn run_bench(
     depth: u32,
     eval: Arc<EvalParams>,
     params: SearchParams,
-    network: Option<Arc<Network>>,
+    networks: &Networks,
     mut per_position: impl FnMut(usize, &Position, u64),
 ) -> Result<BenchReport, BenchError> {
     let positions = bench_positions()?;
-    let limits = SearchLimits {
-        depth: Some(depth),
-        ..Default::default()
-    };
     let start = Instant::now();
     let mut nodes = 0;
     for (i, pos) in positions.iter().enumerate() {
-        let mut s = Searcher::new(eval.clone(), params, 16).with_network(network.clone());
+        let depth = match pos.variant() {
+            crate::core::Variant::Xiangqi => depth,
+            crate::core::Variant::Jieqi => depth.saturating_sub(JIEQI_DEPTH_OFFSET).max(1),
+        };
+        let limits = SearchLimits {
+            depth: Some(depth),
+            ..Default::default()
+        };
+        let mut s = Searcher::new(eval.clone(), params, 16);
+        s.set_networks(networks);
         let r = s.search(pos, &limits, &mut |_| {});
         nodes += r.nodes;
         per_position(i, pos, r.nodes);
@@ -222,21 +254,45 @@ mod tests {
     fn bench_is_deterministic() {
         let e = Arc::new(EvalParams::default());
         let p = SearchParams::default();
-        let a = run_bench(3, e.clone(), p, None, |_, _, _| {}).unwrap();
-        let b = run_bench(3, e.clone(), p, None, |_, _, _| {}).unwrap();
+        let none = Networks::none();
+        let a = run_bench(3, e.clone(), p, &none, |_, _, _| {}).unwrap();
+        let b = run_bench(3, e.clone(), p, &none, |_, _, _| {}).unwrap();
         assert_eq!(a.nodes, b.nodes);
         assert!(a.nodes > 0);
         // With a network: deterministic too, and another search.
-        let net = Some(Arc::new(Network::random(
+        let net = Networks::none().with(Arc::new(Network::random(
             1,
             64,
             8,
             crate::eval::nnue::Activation::SCReLU,
         )));
-        let c = run_bench(3, e.clone(), p, net.clone(), |_, _, _| {}).unwrap();
-        let d = run_bench(3, e, p, net, |_, _, _| {}).unwrap();
+        let c = run_bench(3, e.clone(), p, &net, |_, _, _| {}).unwrap();
+        let d = run_bench(3, e.clone(), p, &net, |_, _, _| {}).unwrap();
         assert_eq!(c.nodes, d.nodes);
         assert_ne!(c.nodes, a.nodes);
+        // A Jieqi network beside it changes the Jieqi positions' searches only.
+        let both = net.clone().with(Arc::new(Network::random_with(
+            2,
+            crate::eval::nnue::Architecture::new(
+                crate::eval::nnue::FeatureSetId::JieqiPlanes,
+                64,
+                8,
+                crate::eval::nnue::Activation::SCReLU,
+            ),
+        )));
+        let f = |n: &Networks| {
+            let mut per = Vec::new();
+            run_bench(3, e.clone(), p, n, |_, pos, k| per.push((pos.variant(), k))).unwrap();
+            per
+        };
+        let (one, two) = (f(&net), f(&both));
+        assert!(one.iter().any(|x| x.0 == crate::core::Variant::Jieqi));
+        for (x, y) in one.iter().zip(&two) {
+            if x.0 == crate::core::Variant::Xiangqi {
+                assert_eq!(x, y);
+            }
+        }
+        assert_ne!(one, two);
     }
 }
 
@@ -252,11 +308,12 @@ pub struct BenchArgs {
     /// Search parameters file (default: the embedded one).
     #[arg(long)]
     pub search_params: Option<std::path::PathBuf>,
-    /// NNUE network file: Xiangqi positions are evaluated with it (default: the engine's
-    /// default, the embedded network if the build has one, else the classical evaluation).
+    /// NNUE network file: the positions of its variant are evaluated with it (default: the
+    /// engine's default, the embedded networks where the build has them, else the classical
+    /// evaluation).
     #[arg(long, value_name = "FILE")]
     pub net: Option<std::path::PathBuf>,
-    /// `classical`: the tables, not the network (the bench of an engine without one).
+    /// `classical`: the tables, not the networks (the bench of an engine without one).
     #[arg(long, value_enum)]
     pub eval: Option<crate::uci::EvalChoice>,
 }
@@ -265,24 +322,40 @@ pub struct BenchArgs {
 pub fn run_cli(args: &BenchArgs) -> anyhow::Result<()> {
     let (eval, params) =
         crate::uci::load_params(args.params.as_deref(), args.search_params.as_deref())?;
-    // As the engine: the embedded network, if any, unless a file is given or `--eval classical`.
-    let network = match args.eval {
-        Some(crate::uci::EvalChoice::Classical) => None,
+    // As the engine: the embedded networks, if any, with a given file in its variant's place,
+    // unless `--eval classical`.
+    let networks = match args.eval {
+        Some(crate::uci::EvalChoice::Classical) => Networks::none(),
         choice => {
-            let n = crate::uci::load_network(args.net.as_deref())?.or_else(Network::embedded);
-            if n.is_none() && choice.is_some() {
+            let mut n = Networks::embedded();
+            if let Some(net) = crate::uci::load_network(args.net.as_deref())? {
+                n.set(net);
+            }
+            if n.is_empty() && choice.is_some() {
                 anyhow::bail!("--eval nnue: this build has no network; give one with --net FILE");
             }
             n
         }
     };
-    if let Some(n) = &network {
-        eprintln!("Network: {} (hash {:016x})", n.description(), n.hash());
+    for v in [crate::core::Variant::Xiangqi, crate::core::Variant::Jieqi] {
+        if let Some(n) = networks.get(v) {
+            eprintln!(
+                "Network ({v}): {} (hash {:016x})",
+                n.description(),
+                n.hash()
+            );
+        }
     }
     let total = BENCH_POSITIONS.len();
-    let report = run_bench(args.depth, Arc::new(eval), params, network, |i, pos, n| {
-        eprintln!("Position: {}/{total} ({}) nodes {n}", i + 1, pos.to_fen());
-    })?;
+    let report = run_bench(
+        args.depth,
+        Arc::new(eval),
+        params,
+        &networks,
+        |i, pos, n| {
+            eprintln!("Position: {}/{total} ({}) nodes {n}", i + 1, pos.to_fen());
+        },
+    )?;
     println!("===========================");
     println!("Total time (ms): {}", (report.seconds * 1000.0) as u64);
     println!("Nodes searched: {}", report.nodes);

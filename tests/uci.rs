@@ -895,3 +895,69 @@ fn nnue_options_load_switch_and_keep_the_previous_network() {
     );
     let _ = std::fs::remove_dir_all(net.parent().unwrap());
 }
+
+/// `start_signature` for the Jieqi deal's start (`UCI_Variant jieqi`, `position startpos`).
+fn jieqi_signature(s: &mut Session) -> String {
+    s.send("setoption name UCI_Variant value jieqi");
+    let sig = start_signature(s);
+    s.send("setoption name UCI_Variant value xiangqi");
+    sig
+}
+
+/// A Jieqi network file (`EvalFile`) takes the Jieqi place and leaves the Xiangqi network as
+/// it was; `Use NNUE false` turns both off; a Xiangqi network never scores Jieqi positions.
+#[test]
+fn a_jieqi_network_scores_jieqi_positions_only() {
+    use xqtune::eval::nnue::{Activation, Architecture, FeatureSetId, Network};
+    let dir = std::env::temp_dir().join(format!("xqtune-uci-jieqi-nnue-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let jnet = dir.join("j.nnue");
+    let arch = Architecture::new(FeatureSetId::JieqiPlanes, 32, 4, Activation::SCReLU);
+    Network::random_with(9, arch).save(&jnet).unwrap();
+    let jtext = jnet.display().to_string();
+
+    let mut s = Session::start(&[]);
+    s.send("uci");
+    s.until("uciok");
+    let (xq, jq) = (start_signature(&mut s), jieqi_signature(&mut s));
+    s.send(&format!("setoption name EvalFile value {jtext}"));
+    s.send("isready");
+    let out = s.until("readyok");
+    assert!(
+        out.iter()
+            .any(|l| l.starts_with("info string EvalFile:") && l.contains("for jieqi")),
+        "{out:?}"
+    );
+    assert_eq!(start_signature(&mut s), xq);
+    let with_net = jieqi_signature(&mut s);
+    assert_ne!(with_net, jq);
+    // The tables everywhere, then back.
+    assert!(error_lines(&mut s, &["setoption name Use NNUE value false"]).is_empty());
+    let (xq_classical, jq_classical) = (start_signature(&mut s), jieqi_signature(&mut s));
+    assert_ne!(xq_classical, xq);
+    assert_ne!(jq_classical, with_net);
+    assert!(error_lines(&mut s, &["setoption name Use NNUE value true"]).is_empty());
+    assert_eq!(jieqi_signature(&mut s), with_net);
+    s.quit();
+
+    // --net with a Jieqi file: the same engine from the start.
+    let mut s = Session::start(&["uci", "--net", &jtext]);
+    assert_eq!(start_signature(&mut s), xq);
+    assert_eq!(jieqi_signature(&mut s), with_net);
+    s.quit();
+
+    // A Xiangqi network alone (and the classical Jieqi evaluation): Jieqi searches are the
+    // classical ones.
+    let xnet = network_file("x-for-jieqi.nnue", 3);
+    let mut s = Session::start(&["uci", "--eval", "classical"]);
+    s.send(&format!("setoption name EvalFile value {}", xnet.display()));
+    assert!(error_lines(&mut s, &["setoption name Use NNUE value true"]).is_empty());
+    let j = jieqi_signature(&mut s);
+    if xqtune::eval::nnue::Network::embedded(xqtune::core::Variant::Jieqi).is_none() {
+        assert_eq!(j, jq_classical);
+    } else {
+        assert_eq!(j, jq);
+    }
+    s.quit();
+    let _ = std::fs::remove_dir_all(&dir);
+}

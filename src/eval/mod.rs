@@ -235,11 +235,8 @@ pub fn run_cli(args: &EvalArgs) -> Result<()> {
     }
     println!("red {red} side_to_move {stm}");
     if let Some(path) = &args.net {
-        let net = nnue::Network::load_named(path)
+        let net = nnue::Network::load_named(path, pos.variant())
             .with_context(|| format!("invalid network file {}", path.display()))?;
-        if pos.variant() != crate::core::Variant::Xiangqi {
-            anyhow::bail!("the network evaluates Xiangqi positions only");
-        }
         let stm = net.evaluate_position(&pos);
         println!(
             "nnue red {} side_to_move {stm}",

@@ -51,9 +51,8 @@ pub struct EngineConfig {
     pub search: SearchParams,
     /// The switches that are not tuned numbers (the baselines of the Jieqi measurements).
     pub options: EngineOptions,
-    /// The network that scores Xiangqi positions (`None`: the classical evaluation with
-    /// `eval`, which Jieqi positions keep either way). It travels in game jobs as its file's
-    /// bytes, checked on arrival.
+    /// The network that scores the positions of its variant (`None`: the classical evaluation
+    /// with `eval`). It travels in game jobs as its file's bytes, checked on arrival.
     #[serde(default)]
     pub network: Option<Arc<Network>>,
 }
@@ -170,10 +169,12 @@ pub struct MatchArgs {
     /// Engine B plays with material values only (the baseline of the engine's measurements).
     #[arg(long)]
     pub b_material_only: bool,
-    /// Engine A (in-process) evaluates Xiangqi positions with this NNUE network file.
+    /// Engine A (in-process) evaluates with this NNUE network file (of the variant played;
+    /// `embedded`: the built-in one).
     #[arg(long, value_name = "FILE")]
     pub a_net: Option<PathBuf>,
-    /// Engine B (in-process) evaluates Xiangqi positions with this NNUE network file.
+    /// Engine B (in-process) evaluates with this NNUE network file (of the variant played;
+    /// `embedded`: the built-in one).
     #[arg(long, value_name = "FILE")]
     pub b_net: Option<PathBuf>,
     /// Engine A is an external program (command line) instead of this engine.
@@ -387,8 +388,18 @@ fn load_eval(path: Option<&Path>) -> Result<Arc<EvalParams>> {
     }))
 }
 
+/// The network of an in-process engine's `net` for games of `variant`: a file of that variant,
+/// or its embedded network for the word `embedded`.
+pub(crate) fn load_network(net: Option<&Path>, variant: Variant) -> Result<Option<Arc<Network>>> {
+    net.map(|p| {
+        Network::load_named(p, variant).with_context(|| format!("loading network {}", p.display()))
+    })
+    .transpose()
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_engine(
+    variant: Variant,
     params: Option<&Path>,
     net: Option<&Path>,
     cmd: Option<&str>,
@@ -427,7 +438,7 @@ fn build_engine(
     if material_only {
         eval = Arc::new(eval.material_only());
     }
-    let network = crate::uci::load_network(net).with_context(|| format!("engine {fallback}"))?;
+    let network = load_network(net, variant).with_context(|| format!("engine {fallback}"))?;
     let default_name = match params.or(net) {
         Some(p) => p
             .file_stem()
@@ -447,7 +458,9 @@ fn build_engine(
 
 /// Builds the engines and the configuration from the flags.
 pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig)> {
+    let variant = args.game.variant()?;
     let mut a = build_engine(
+        variant,
         args.a.as_deref(),
         args.a_net.as_deref(),
         args.a_cmd.as_deref(),
@@ -458,6 +471,7 @@ pub fn config_from_args(args: &MatchArgs) -> Result<(Engine, Engine, MatchConfig
         false,
     )?;
     let mut b = build_engine(
+        variant,
         args.b.as_deref(),
         args.b_net.as_deref(),
         args.b_cmd.as_deref(),

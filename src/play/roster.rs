@@ -163,9 +163,9 @@ impl RosterEntry {
         matches!(self.kind, EntryKind::Internal { .. })
     }
 
-    /// The match runner's engine: an external program's configuration, or this engine with
-    /// its parameter file and network loaded.
-    pub fn engine(&self) -> anyhow::Result<Engine> {
+    /// The match runner's engine for games of `variant`: an external program's
+    /// configuration, or this engine with its parameter file and network loaded.
+    pub fn engine(&self, variant: crate::core::Variant) -> anyhow::Result<Engine> {
         use anyhow::Context;
         Ok(match &self.kind {
             EntryKind::External {
@@ -187,7 +187,7 @@ impl RosterEntry {
                     .with_context(|| format!("engine '{}'", self.name))?,
                 search: SearchParams::default(),
                 options: EngineOptions::default(),
-                network: crate::uci::load_network(net.as_deref())
+                network: super::load_network(net.as_deref(), variant)
                     .with_context(|| format!("engine '{}'", self.name))?,
             }),
         })

@@ -4,7 +4,8 @@
 //! (a logistic on the centipawn scale, as the Pikafish jieqi branch does) and cut early with
 //! Ballard's Star1 bounds (Ballard 1983, "The *-minimax search procedure for trees containing
 //! chance nodes"). Nested chance nodes beyond `chance_max_nested` are scored by static
-//! evaluation of the reveals, and so are dark captures in quiescence. The search never reads
+//! evaluation of the reveals (the network's when there is a Jieqi network, else the classical
+//! one), and so are dark captures in quiescence. The search never reads
 //! the hidden identities: it sees only legal moves, reveal outcomes and pool counts.
 //!
 //! The alpha-beta search (the negamax of [`Searcher`]) calls `chance` for each dark move it
@@ -15,7 +16,6 @@
 use super::tt::{Bound, MATE_BOUND, NO_EVAL};
 use super::{INF, MAX_PLY, Searcher};
 use crate::core::{Move, Position};
-use crate::eval::evaluate_for;
 
 /// How a Jieqi chance node (a move of a dark piece) is valued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -89,7 +89,7 @@ impl Searcher {
         for (r, w) in outcomes {
             self.nodes += 1;
             self.make(pos, r);
-            let v = -evaluate_for(pos, &self.eval, self.options.jieqi_eval);
+            let v = -self.static_eval(pos);
             self.unmake(pos);
             values.push((v, w));
         }

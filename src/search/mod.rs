@@ -39,7 +39,7 @@ pub use params::{DEFAULT_SEARCH_JSON, EngineOptions, SearchParams};
 pub use report::{SearchInfo, SearchResult, mate_in};
 
 use crate::core::{Color, Move, PieceType, Position, Repetition, Variant};
-use crate::eval::nnue::{AccumulatorStack, FeatureDelta, Network, delta_of};
+use crate::eval::nnue::{AccumulatorStack, FeatureDelta, Network, Networks, delta_of};
 use crate::eval::{EvalParams, Partial, evaluate_for};
 use eval_cache::EvalCache;
 use ordering::{Heuristics, NO_CONT, ORDER_VALUE, ScoredMoves, StagedMoves, cont_row, piece_code};
@@ -66,12 +66,14 @@ pub struct Searcher {
     pub params: SearchParams,
     /// The switches that are not tuned numbers (chance nodes, Jieqi evaluation).
     pub options: EngineOptions,
-    /// The network that scores Xiangqi positions and this thread's accumulators for it; `None`:
-    /// the classical evaluation.
-    nnue: Option<Nnue>,
-    /// Whether the running search evaluates with the network (there is one and the root is a
-    /// Xiangqi position): the accumulators follow the moves only then.
+    /// Per variant (index `Variant as usize`): the network that scores its positions and this
+    /// thread's accumulators for it; `None`: the classical evaluation.
+    nnue: [Option<Nnue>; 2],
+    /// Whether the running search evaluates with a network (there is one for the root's
+    /// variant): the accumulators follow the moves only then.
     nnue_on: bool,
+    /// The variant of the running search: which of `nnue` is in use.
+    nnue_slot: usize,
     /// Tests: every network evaluation checked against a from-scratch one.
     #[cfg(test)]
     nnue_check: Option<NnueCheck>,
@@ -123,6 +125,8 @@ pub(crate) struct NnueCheck {
     pub evals: u64,
     pub null_moves: u64,
     pub captures: u64,
+    /// Moves of dark pieces (Jieqi reveals).
+    pub reveals: u64,
 }
 
 /// Whether `m` captures something in `pos`.
@@ -190,8 +194,9 @@ impl Searcher {
             eval,
             params,
             options: EngineOptions::default(),
-            nnue: None,
+            nnue: [None, None],
             nnue_on: false,
+            nnue_slot: 0,
             #[cfg(test)]
             nnue_check: None,
             chance_nested: 0,
@@ -243,38 +248,44 @@ impl Searcher {
         self
     }
 
-    /// The searcher with `network` scoring Xiangqi positions (`None`: the classical
-    /// evaluation everywhere). See [`Searcher::set_network`].
+    /// The searcher with `network` scoring the positions of its variant (`None`: the classical
+    /// evaluation everywhere). See [`Searcher::set_networks`].
     pub fn with_network(mut self, network: Option<Arc<Network>>) -> Searcher {
-        self.set_network(network);
+        self.set_networks(&Networks::from(network));
         self
     }
 
-    /// Evaluates Xiangqi positions with `network` from the next search on, on every thread
-    /// (each keeps its own accumulators); `None` goes back to the classical evaluation. As
-    /// after replacing [`Searcher::eval`], call [`Searcher::new_game`]: the tables keep
-    /// evaluations of the other evaluation.
-    pub fn set_network(&mut self, network: Option<Arc<Network>>) {
-        let same = match (&self.nnue, &network) {
-            (Some(n), Some(net)) => Arc::ptr_eq(&n.net, net) || n.net.hash() == net.hash(),
-            (None, None) => true,
-            _ => false,
-        };
-        if !same {
-            self.nnue = network.map(|net| Nnue {
-                stack: AccumulatorStack::new(&net),
-                net,
-            });
+    /// Evaluates each variant's positions with its network in `networks` from the next search
+    /// on, on every thread (each keeps its own accumulators); a variant without one goes back
+    /// to the classical evaluation. As after replacing [`Searcher::eval`], call
+    /// [`Searcher::new_game`]: the tables keep evaluations of the other evaluation.
+    pub fn set_networks(&mut self, networks: &Networks) {
+        for v in [Variant::Xiangqi, Variant::Jieqi] {
+            let slot = &mut self.nnue[v as usize];
+            let wanted = networks.get(v);
+            let same = match (&*slot, wanted) {
+                (Some(n), Some(net)) => Arc::ptr_eq(&n.net, net) || n.net.hash() == net.hash(),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                *slot = wanted.map(|net| Nnue {
+                    stack: AccumulatorStack::new(net),
+                    net: net.clone(),
+                });
+            }
         }
-        let net = self.network().cloned();
         for h in &mut self.helpers {
-            h.set_network(net.clone());
+            h.set_networks(networks);
         }
     }
 
-    /// The network that scores Xiangqi positions, if any.
-    pub fn network(&self) -> Option<&Arc<Network>> {
-        self.nnue.as_ref().map(|n| &n.net)
+    /// The networks that score positions, per variant.
+    pub fn networks(&self) -> Networks {
+        self.nnue
+            .iter()
+            .flatten()
+            .fold(Networks::none(), |ns, n| ns.with(n.net.clone()))
     }
 
     /// Replaces the transposition table with one of `mb` megabytes (UCI `Hash`).
@@ -350,12 +361,11 @@ impl Searcher {
         self.chance_nested = 0;
         self.stopped = false;
         self.node_limit = limits.nodes.map(|n| n.max(1));
-        // Only Xiangqi has a feature set (a Jieqi search keeps the classical evaluation, and its
-        // chance nodes never touch the accumulators).
+        // The network of the root's variant, if there is one (a network scores only positions
+        // of its own variant, and a search stays in its root's).
+        self.nnue_slot = pos.variant() as usize;
         self.nnue_on = false;
-        if let Some(n) = &mut self.nnue
-            && pos.variant() == Variant::Xiangqi
-        {
+        if let Some(n) = &mut self.nnue[self.nnue_slot] {
             n.stack.reset(&n.net, &pos);
             self.nnue_on = true;
         }
@@ -598,7 +608,7 @@ impl Searcher {
     /// accumulator stack (the search's current position), clamped as the classical one is.
     #[inline(always)]
     fn network_eval(&mut self, pos: &Position) -> i32 {
-        let Some(n) = &mut self.nnue else {
+        let Some(n) = &mut self.nnue[self.nnue_slot] else {
             return static_eval(pos, &self.eval, self.options);
         };
         let v = n.stack.evaluate(&n.net, pos);
@@ -621,11 +631,12 @@ impl Searcher {
     #[inline(always)]
     pub(super) fn make(&mut self, pos: &mut Position, m: Move) {
         if self.nnue_on
-            && let Some(n) = &mut self.nnue
+            && let Some(n) = &mut self.nnue[self.nnue_slot]
         {
             #[cfg(test)]
             if let Some(check) = &mut self.nnue_check {
                 check.captures += pos.is_capture(m) as u64;
+                check.reveals += pos.is_dark(m.from()) as u64;
             }
             n.stack.push(delta_of(pos, m));
         }
@@ -637,7 +648,7 @@ impl Searcher {
     pub(super) fn unmake(&mut self, pos: &mut Position) {
         pos.unmake_move();
         if self.nnue_on
-            && let Some(n) = &mut self.nnue
+            && let Some(n) = &mut self.nnue[self.nnue_slot]
         {
             n.stack.pop();
         }
@@ -648,7 +659,7 @@ impl Searcher {
     #[inline(always)]
     fn make_null(&mut self, pos: &mut Position) {
         if self.nnue_on
-            && let Some(n) = &mut self.nnue
+            && let Some(n) = &mut self.nnue[self.nnue_slot]
         {
             #[cfg(test)]
             if let Some(check) = &mut self.nnue_check {
@@ -664,7 +675,7 @@ impl Searcher {
     fn unmake_null(&mut self, pos: &mut Position) {
         pos.unmake_null();
         if self.nnue_on
-            && let Some(n) = &mut self.nnue
+            && let Some(n) = &mut self.nnue[self.nnue_slot]
         {
             n.stack.pop();
         }
@@ -681,7 +692,7 @@ impl Searcher {
         #[cfg(test)]
         if self.nnue_check.is_some()
             && self.nnue_on
-            && let Some(n) = &self.nnue
+            && let Some(n) = &self.nnue[self.nnue_slot]
         {
             assert_eq!(n.stack.depth(), ply, "the accumulator stack is out of step");
         }

@@ -1,13 +1,14 @@
 //! The search with a network: the lazily updated accumulators give, at every node the search
 //! evaluates, the value a fresh accumulator gives (the test hook [`NnueCheck`] compares the two
 //! at each evaluation), through captures, null moves, singular and verification searches and
-//! king moves that rebuild a king-bucketed perspective; node-limited searches repeat exactly;
-//! helper threads and Jieqi positions run beside it.
+//! king moves that rebuild a king-bucketed perspective, and in Jieqi through reveals, chance
+//! nodes and pool changes; node-limited searches repeat exactly; helper threads run beside it;
+//! a network scores only its own variant's positions.
 
 use super::{NnueCheck, SearchLimits, SearchParams, SearchResult, Searcher};
 use crate::core::{Position, Variant};
 use crate::eval::EvalParams;
-use crate::eval::nnue::{Activation, Architecture, FeatureSetId, Network};
+use crate::eval::nnue::{Activation, Architecture, FeatureSetId, Network, Networks};
 use std::sync::Arc;
 
 /// Middlegames and endgames with captures on the board (from the bench), and the start.
@@ -18,6 +19,16 @@ const FENS: &[&str] = &[
     "1r2kab2/4a4/2n1b3n/p1p2N2p/4R4/2P2p3/Pccr4P/C1N1C3B/4A4/1RB1KA3 w - - 0 1",
     "1c3k3/4a1c2/3a5/3P1C3/4N4/2B6/9/5p3/4K4/9 w - - 0 1",
     "3ak1b2/4a4/4b4/p8/9/P2R5/6p2/1r7/4A4/4K1B2 w - - 0 1",
+];
+
+/// Jieqi view positions from `xqtune datagen --variant jieqi` games: dark pieces on both sides,
+/// pools, captures of dark pieces on the board; and the deal's start.
+const JIEQI_FENS: &[&str] = &[
+    "xxxxkxxxx/9/1x5x1/x1x1x1x1x/9/9/X1X1X1X1X/1X5X1/9/XXXXKXXXX w A2B2N2R2C2P5a2b2n2r2c2p5 0 1",
+    "1x1xk1xxx/1Pb1c4/4p4/1nN1x4/8p/1R7/r3X2aX/B3P2X1/4A4/1X2KX1XX b R1C1P3N1B1r1a1c1p2n1b1 9 15",
+    "1x2kx3/P3p4/1r1nb3p/c1BR5/4b3a/3p2r1A/4X4/5C2P/2N1P4/3XK1BR1 w A1N1c1p1 3 22",
+    "2x1k2x1/4n3p/a2cp2p1/1n2c3x/p3C1R2/2R5P/3r1r3/P1B1C4/4A3P/X1XXK4 w P1N2a1p1b1 1 27",
+    "xxxxkxx1x/6A2/7p1/xB5r1/2p3n1p/6P2/X1X1X3X/P1R1P4/9/3XKX1XX b R1A1C1P2N2B1r1a2c1p2n1b2 0 8",
 ];
 
 fn searcher(net: Option<Arc<Network>>) -> Searcher {
@@ -35,11 +46,11 @@ fn search(s: &mut Searcher, pos: &Position, limits: &SearchLimits) -> SearchResu
     s.search(pos, limits, &mut |_| {})
 }
 
-/// Searches every position with the hook on; returns what it saw in total.
-fn checked_searches(net: Network, limit: u64) -> NnueCheck {
+/// Searches every position of `fens` with the hook on; returns what it saw in total.
+fn checked_searches_of(fens: &[&str], net: Network, limit: u64) -> NnueCheck {
     let net = Arc::new(net);
     let mut total = NnueCheck::default();
-    for fen in FENS {
+    for fen in fens {
         let pos = Position::from_fen(fen).unwrap();
         let mut s = searcher(Some(net.clone()));
         s.nnue_check = Some(NnueCheck::default());
@@ -54,12 +65,28 @@ fn checked_searches(net: Network, limit: u64) -> NnueCheck {
         total.evals += c.evals;
         total.null_moves += c.null_moves;
         total.captures += c.captures;
+        total.reveals += c.reveals;
         // Every make was taken back: the stack is at the root again.
-        assert_eq!(s.nnue.as_ref().unwrap().stack.depth(), 0, "{fen}");
+        let slot = s.nnue[pos.variant() as usize].as_ref().unwrap();
+        assert_eq!(slot.stack.depth(), 0, "{fen}");
     }
     assert!(total.null_moves > 20, "{total:?}");
     assert!(total.captures > 1000, "{total:?}");
     total
+}
+
+fn checked_searches(net: Network, limit: u64) -> NnueCheck {
+    checked_searches_of(FENS, net, limit)
+}
+
+/// Jieqi: reveals take a dark piece off and an identity out of the pool (and a capture of a
+/// dark piece whose identity is learnt takes one out of the victim's pool); chance nodes
+/// evaluate each reveal. The lazy values still equal fresh ones everywhere.
+#[test]
+fn lazy_jieqi_values_equal_fresh_ones_during_search() {
+    let arch = Architecture::new(FeatureSetId::JieqiPlanes, 64, 8, Activation::SCReLU);
+    let c = checked_searches_of(JIEQI_FENS, Network::random_with(11, arch), 30_000);
+    assert!(c.reveals > 1000, "{c:?}");
 }
 
 #[test]
@@ -91,9 +118,9 @@ fn the_network_is_what_evaluates() {
         "{a:?} {b:?}"
     );
     // Back to classical: the same search as the classical searcher's.
-    s.set_network(None);
+    s.set_networks(&Networks::none());
     s.new_game();
-    assert!(s.network().is_none());
+    assert!(s.networks().is_empty());
     let c = search(&mut s, &pos, &nodes(20_000));
     assert_eq!(
         (a.nodes, a.best_move, a.score),
@@ -136,11 +163,11 @@ fn two_threads_with_a_network() {
     let net = Arc::new(Network::random(4, 64, 8, Activation::SCReLU));
     let mut s = searcher(Some(net.clone()));
     s.set_threads(2);
-    assert!(
-        s.helpers
-            .iter()
-            .all(|h| h.network().is_some_and(|n| Arc::ptr_eq(n, &net)))
-    );
+    assert!(s.helpers.iter().all(|h| {
+        h.networks()
+            .get(Variant::Xiangqi)
+            .is_some_and(|n| Arc::ptr_eq(n, &net))
+    }));
     for fen in FENS {
         let pos = Position::from_fen(fen).unwrap();
         s.nnue_check = Some(NnueCheck::default());
@@ -158,17 +185,22 @@ fn two_threads_with_a_network() {
     }
 }
 
-/// A Jieqi search with a network set keeps the classical evaluation: the same search as
-/// without the network, and the accumulators are never touched.
+/// A network scores only its own variant's positions: with a Xiangqi network a Jieqi search
+/// is the classical one and the accumulators are never touched; with a Jieqi network beside it
+/// the Jieqi search changes and the Xiangqi search does not.
 #[test]
-fn jieqi_searches_ignore_the_network() {
-    let net = Arc::new(Network::random(5, 64, 8, Activation::SCReLU));
-    let pos = Position::startpos_of(Variant::Jieqi);
+fn each_variant_gets_its_own_network() {
+    let xq = Arc::new(Network::random(5, 64, 8, Activation::SCReLU));
+    let jq = Arc::new(Network::random_with(
+        6,
+        Architecture::new(FeatureSetId::JieqiPlanes, 64, 8, Activation::SCReLU),
+    ));
+    let jieqi = Position::startpos_of(Variant::Jieqi);
     let limits = nodes(20_000);
-    let mut with = searcher(Some(net));
+    let mut with = searcher(Some(xq.clone()));
     with.nnue_check = Some(NnueCheck::default());
-    let a = search(&mut with, &pos, &limits);
-    let b = search(&mut searcher(None), &pos, &limits);
+    let a = search(&mut with, &jieqi, &limits);
+    let b = search(&mut searcher(None), &jieqi, &limits);
     assert_eq!(
         (a.nodes, a.best_move, a.score),
         (b.nodes, b.best_move, b.score)
@@ -179,4 +211,27 @@ fn jieqi_searches_ignore_the_network() {
     let r = search(&mut with, &Position::startpos(), &nodes(5_000));
     assert!(r.nodes > 0);
     assert!(with.nnue_check.unwrap().evals > 0);
+
+    // Both networks: the Jieqi search is the Jieqi network's, the Xiangqi one unchanged.
+    let mut both = searcher(None);
+    both.set_networks(&Networks::none().with(xq.clone()).with(jq.clone()));
+    assert!(
+        both.networks()
+            .get(Variant::Jieqi)
+            .is_some_and(|n| Arc::ptr_eq(n, &jq))
+    );
+    both.nnue_check = Some(NnueCheck::default());
+    let d = search(&mut both, &jieqi, &limits);
+    assert!(both.nnue_check.unwrap().evals > 0);
+    assert_ne!(
+        (a.nodes, a.best_move, a.score),
+        (d.nodes, d.best_move, d.score)
+    );
+    let x = search(&mut searcher(Some(xq)), &Position::startpos(), &limits);
+    both.new_game();
+    let y = search(&mut both, &Position::startpos(), &limits);
+    assert_eq!(
+        (x.nodes, x.best_move, x.score),
+        (y.nodes, y.best_move, y.score)
+    );
 }

@@ -88,7 +88,7 @@ impl Searcher {
             h.tt = self.tt.clone();
             h.options = self.options;
             // Its own accumulators for the same network.
-            h.set_network(self.network().cloned());
+            h.set_networks(&self.networks());
             self.helpers.push(h);
         }
         if n == 1 {
@@ -157,7 +157,7 @@ impl Searcher {
             h.eval = self.eval.clone();
             h.params = self.params;
             h.options = self.options;
-            h.set_network(self.network().cloned());
+            h.set_networks(&self.networks());
         }
         let mut result = std::thread::scope(|scope| {
             for (i, h) in helpers.iter_mut().enumerate() {

@@ -78,8 +78,9 @@ pub struct DatagenArgs {
     /// Evaluation parameters of the players (default: embedded).
     #[arg(long)]
     pub params: Option<PathBuf>,
-    /// NNUE network file: the players evaluate Xiangqi positions with it (default: the
-    /// classical evaluation). The quiet filter keeps the classical evaluation of `--params`.
+    /// NNUE network file of the variant played (`embedded`: the built-in one): the players
+    /// evaluate with it (default: the classical evaluation). The quiet filter keeps the
+    /// classical evaluation of `--params`.
     #[arg(long, value_name = "FILE")]
     pub net: Option<PathBuf>,
     /// Replace an existing output file.
@@ -147,7 +148,7 @@ pub struct SelfPlay {
     pub max_plies: usize,
     /// The players' evaluation.
     pub eval: Arc<EvalParams>,
-    /// The players' network for Xiangqi positions (`None`: the classical evaluation). It
+    /// The players' network, of the variant played (`None`: the classical evaluation). It
     /// travels in jobs as its file's bytes, checked on arrival.
     #[serde(default)]
     pub network: Option<Arc<Network>>,
@@ -424,7 +425,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
     });
     let network = match &args.net {
         Some(p) => Some(
-            Network::load_named(p)
+            Network::load_named(p, args.variant)
                 .map_err(|e| TuneError::Params(format!("--net {}: {e}", p.display())))?,
         ),
         None => None,
@@ -602,7 +603,7 @@ fn write_readme_entry(
         eval.hash(),
         match (network, &args.net) {
             (Some(n), Some(p)) => format!(
-                " and the network {} (hash {:016x}, {}) for Xiangqi positions",
+                " and the network {} (hash {:016x}, {})",
                 p.display(),
                 n.hash(),
                 n.description()

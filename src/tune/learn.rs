@@ -151,7 +151,10 @@ impl LearnTuner {
     pub fn new(ctx: &RunContext<LearnSettings>) -> Result<LearnTuner, TuneError> {
         if ctx.settings.common.variant != Variant::Xiangqi {
             return Err(TuneError::Params(
-                "learn: only Xiangqi has a network feature set yet (--variant xiangqi)".into(),
+                "learn: generations are stored as packed Xiangqi positions (.xqp), which have no \
+                 Jieqi form yet; train a Jieqi network with datagen --variant jieqi and tune \
+                 nnue --variant jieqi (--variant xiangqi here)"
+                    .into(),
             ));
         }
         for sub in ["data", "train", "nets"] {
@@ -412,7 +415,7 @@ impl Tuner for LearnTuner {
     fn start(&mut self) -> Result<(LearnState, Option<Vec<String>>), TuneError> {
         let best = match &self.ctx.settings.tuner.init_net {
             Some(p) => {
-                let net = Network::load_named(p)
+                let net = Network::load_named(p, self.ctx.settings.common.variant)
                     .map_err(|e| TuneError::Params(format!("--init-net {}: {e}", p.display())))?;
                 let to = self.ctx.dir.join("nets").join("gen-000.nnue");
                 net.save(&to).map_err(|e| files::io_err(&to, e))?;

@@ -168,8 +168,9 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
     Ok(())
 }
 
-/// What promoting a network run copies: its `best.nnue` (which must load as a network) to
-/// `params/xiangqi.nnue`, the engine's embedded default.
+/// What promoting a network run copies: its `best.nnue` (which must load as a network) to the
+/// engine's embedded default of the network's variant, `params/xiangqi.nnue` or
+/// `params/jieqi.nnue`.
 fn network_copies(
     best: &std::path::Path,
     dir: &std::path::Path,
@@ -180,12 +181,10 @@ fn network_copies(
     } else {
         best.to_path_buf()
     };
-    crate::eval::nnue::Network::load(&file)
+    let net = crate::eval::nnue::Network::load(&file)
         .with_context(|| format!("the network of {}", dir.display()))?;
-    Ok(vec![(
-        file,
-        to.unwrap_or_else(|| PathBuf::from("params/xiangqi.nnue")),
-    )])
+    let default = format!("params/{}.nnue", net.variant());
+    Ok(vec![(file, to.unwrap_or_else(|| PathBuf::from(default)))])
 }
 
 /// What promoting a parameter run copies: `best.json` to `params/xiangqi.json` or

@@ -22,7 +22,7 @@ pub use protocol::{Protocol, info_line};
 
 use crate::core::{Position, Variant};
 use crate::eval::EvalParams;
-use crate::eval::nnue::Network;
+use crate::eval::nnue::{Network, Networks};
 use crate::search::time::MOVE_OVERHEAD_MS;
 use crate::search::{SearchLimits, SearchParams, Searcher, Skill};
 use options::TuneOptions;
@@ -42,14 +42,14 @@ pub struct UciArgs {
     /// Search parameters file (default: the embedded params/search.json).
     #[arg(long)]
     pub search_params: Option<PathBuf>,
-    /// NNUE network file: Xiangqi positions are evaluated with it (`EvalFile` and
-    /// `Use NNUE true`). Default: the embedded network if the build has one, else the classical
-    /// evaluation.
+    /// NNUE network file: the positions of its variant (its feature set's) are evaluated with
+    /// it (`EvalFile` and `Use NNUE true`); the other variant keeps its embedded network.
+    /// Default: the embedded networks, where the build has them, else the classical evaluation.
     #[arg(long, value_name = "FILE")]
     pub net: Option<PathBuf>,
-    /// Which evaluation Xiangqi positions get at start-up (`Use NNUE`): `nnue` (the default
-    /// when there is a network) or `classical` (the tables; the network stays loaded, so
-    /// `setoption name Use NNUE value true` switches back).
+    /// Which evaluation positions get at start-up (`Use NNUE`): `nnue` (the default when there
+    /// is a network) or `classical` (the tables; the networks stay loaded, so `setoption name
+    /// Use NNUE value true` switches back).
     #[arg(long, value_enum)]
     pub eval: Option<EvalChoice>,
     /// Also offer every search and evaluation parameter as a `spin` option (as a Stockfish
@@ -62,7 +62,7 @@ pub struct UciArgs {
     pub print_tune: bool,
 }
 
-/// `--eval`: the network or the classical tables for Xiangqi positions.
+/// `--eval`: the networks or the classical tables.
 #[derive(
     clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize,
 )]
@@ -107,10 +107,10 @@ pub struct Session {
     variant: Variant,
     /// `--tune-options`: the parameters offered as options, if asked for.
     tune: Option<TuneOptions>,
-    /// The network of `EvalFile` (or `--net`, or the embedded one), if any, loaded whether or
-    /// not it is in use.
-    network: Option<Arc<Network>>,
-    /// `Use NNUE`: Xiangqi positions are evaluated with `network` (never true without one).
+    /// The networks of `EvalFile` (or `--net`, or the embedded ones), per variant, loaded
+    /// whether or not they are in use.
+    networks: Networks,
+    /// `Use NNUE`: positions are evaluated with `networks` (never true without one).
     use_nnue: bool,
     /// An evaluation option changed since the tables were last cleared: their scores are
     /// stale, so the next `go` starts from clear tables unless `ucinewgame` came first.
@@ -122,13 +122,13 @@ pub struct Session {
 }
 
 impl Session {
-    /// A session with the engine's default evaluation: the embedded network when the build
-    /// has one ([`Network::embedded`]), else the classical evaluation with `eval`.
+    /// A session with the engine's default evaluation: the embedded networks where the build
+    /// has them ([`Network::embedded`]), else the classical evaluation with `eval`.
     pub fn new(eval: EvalParams, params: SearchParams, out: Output) -> Session {
-        let network = Network::embedded();
-        let use_nnue = network.is_some();
-        let searcher =
-            Searcher::new(Arc::new(eval), params, DEFAULT_HASH_MB).with_network(network.clone());
+        let networks = Networks::embedded();
+        let use_nnue = !networks.is_empty();
+        let mut searcher = Searcher::new(Arc::new(eval), params, DEFAULT_HASH_MB);
+        searcher.set_networks(&networks);
         let stop = searcher.stop_handle();
         Session {
             out,
@@ -143,29 +143,29 @@ impl Session {
             move_overhead_ms: MOVE_OVERHEAD_MS,
             variant: Variant::Xiangqi,
             tune: None,
-            network,
+            networks,
             use_nnue,
             eval_changed: false,
             last_position: None,
         }
     }
 
-    /// The session evaluating with the classical tables (`--eval classical`); a network, if
-    /// any, stays loaded for `Use NNUE true`.
+    /// The session evaluating with the classical tables (`--eval classical`); the networks, if
+    /// any, stay loaded for `Use NNUE true`.
     pub fn classical(mut self) -> Session {
         self.use_nnue = false;
         self.apply_network();
         self
     }
 
-    /// Whether a network is loaded (the embedded one, `--net` or `EvalFile`).
+    /// Whether a network is loaded (an embedded one, `--net` or `EvalFile`).
     pub fn has_network(&self) -> bool {
-        self.network.is_some()
+        !self.networks.is_empty()
     }
 
-    /// The session evaluating Xiangqi positions with `network` (`--net`).
+    /// The session evaluating the positions of `network`'s variant with it (`--net`).
     pub fn with_network(mut self, network: Arc<Network>) -> Session {
-        self.network = Some(network);
+        self.networks.set(network);
         self.use_nnue = true;
         self.apply_network();
         self
@@ -340,8 +340,8 @@ impl Session {
     }
 }
 
-/// Runs the protocol on stdin/stdout until `quit` or end of input; `network` evaluates Xiangqi
-/// positions (`--net`; `None`: the default evaluation), `tune_options` offers every parameter
+/// Runs the protocol on stdin/stdout until `quit` or end of input; `network` evaluates the
+/// positions of its variant (`--net`; `None`: the default evaluation), `tune_options` offers every parameter
 /// as an option (`--tune-options`).
 pub fn run(
     eval: EvalParams,
@@ -398,12 +398,18 @@ pub fn run_with_args(args: &UciArgs) -> anyhow::Result<()> {
     run(eval, params, network, args.eval, args.tune_options)
 }
 
-/// The network of a `--net` flag, if given; the error names the file and what is wrong.
-/// The word `embedded` names the network built into the binary.
+/// The network of an engine's `--net` flag, if given: a network file of either variant (its
+/// feature set says which), or `None` for the word `embedded` (the engine's default). The error
+/// names the file and what is wrong.
 pub fn load_network(path: Option<&std::path::Path>) -> anyhow::Result<Option<Arc<Network>>> {
     use anyhow::Context;
-    path.map(|p| Network::load_named(p).with_context(|| format!("loading network {}", p.display())))
-        .transpose()
+    match path {
+        Some(p) if p.as_os_str() == crate::eval::nnue::EMBEDDED_NAME => Ok(None),
+        Some(p) => Network::load(p)
+            .map(|n| Some(Arc::new(n)))
+            .with_context(|| format!("loading network {}", p.display())),
+        None => Ok(None),
+    }
 }
 
 /// The evaluation and search parameters of `--params` / `--search-params` (embedded defaults

@@ -6,7 +6,7 @@ use super::protocol::Protocol;
 use super::{DEFAULT_HASH_MB, MAX_HASH_MB, Session};
 use crate::core::{Position, Variant};
 use crate::eval::EvalParams;
-use crate::eval::nnue::{Network, NnueError};
+use crate::eval::nnue::{Network, Networks, NnueError};
 use crate::search::smp::MAX_THREADS;
 use crate::search::time::{MAX_MOVE_OVERHEAD_MS, MOVE_OVERHEAD_MS};
 use crate::search::{SearchParams, Skill};
@@ -86,7 +86,7 @@ impl Session {
                 self.say("option name EvalFile type string default <empty>");
                 self.say(&format!(
                     "option name Use NNUE type check default {}",
-                    Network::embedded().is_some()
+                    !Networks::embedded().is_empty()
                 ));
                 self.say(
                     "option name Skill type combo default expert var easy var medium var hard var expert",
@@ -111,7 +111,7 @@ impl Session {
                 self.say("option evalfile type string default <empty>");
                 self.say(&format!(
                     "option usennue type check default {}",
-                    Network::embedded().is_some()
+                    !Networks::embedded().is_empty()
                 ));
                 self.say("option skill type combo var easy var medium var hard var expert default expert");
             }
@@ -190,67 +190,75 @@ impl Session {
             self.tune = Some(tune);
         }
     }
-    /// Gives the searcher the network if `Use NNUE` is on (none otherwise); the tables are
+    /// Gives the searcher the networks if `Use NNUE` is on (none otherwise); the tables are
     /// cleared before the next search when that changes the evaluation.
     pub(super) fn apply_network(&mut self) {
-        let wanted = self.network.clone().filter(|_| self.use_nnue);
+        let wanted = if self.use_nnue {
+            self.networks.clone()
+        } else {
+            Networks::none()
+        };
         let mut s = self.lock_searcher();
-        let before = s.network().map(|n| n.hash());
-        s.set_network(wanted);
-        let changed = s.network().map(|n| n.hash()) != before;
+        let before = s.networks().hashes();
+        s.set_networks(&wanted);
+        let changed = s.networks().hashes() != before;
         drop(s);
         self.eval_changed |= changed;
     }
 
-    /// `EvalFile`: loads a network file (empty: the embedded network, if any). A file that
-    /// does not load is an error naming it and what is wrong, and the previous network stays.
+    /// `EvalFile`: loads a network file into its variant's place (its feature set says which;
+    /// empty: the embedded networks, if any). A file that does not load is an error naming it
+    /// and what is wrong, and the previous networks stay.
     fn set_eval_file(&mut self, value: &str) -> Result<(), String> {
-        let net = if value.is_empty() {
-            Network::embedded()
+        let (loaded, shown) = if value.is_empty() {
+            let embedded = Networks::embedded();
+            let shown: Vec<Arc<Network>> = [Variant::Xiangqi, Variant::Jieqi]
+                .into_iter()
+                .filter_map(|v| embedded.get(v).cloned())
+                .collect();
+            (embedded, shown)
         } else {
             let net = Network::load(Path::new(value)).map_err(|e| match e {
                 // The I/O error names the file itself.
                 NnueError::Io { .. } => format!("EvalFile: {e}"),
                 _ => format!("EvalFile '{value}': {e}"),
             })?;
-            Some(Arc::new(net))
+            let net = Arc::new(net);
+            (self.networks.clone().with(net.clone()), vec![net])
         };
-        match &net {
-            Some(n) => {
-                let a = n.architecture();
-                self.say(&format!(
-                    "info string EvalFile: {} ({:?}, hidden {}, {} buckets, {:?}, hash {:016x}): {}",
-                    if value.is_empty() { "embedded" } else { value },
-                    a.feature_set,
-                    a.hidden,
-                    a.buckets,
-                    a.activation,
-                    n.hash(),
-                    n.description()
-                ));
-            }
-            None => {
-                if self.use_nnue {
-                    self.say(
-                        "info string EvalFile: no network (none embedded); Use NNUE is now false",
-                    );
-                }
-                self.use_nnue = false;
-            }
+        for n in &shown {
+            let a = n.architecture();
+            self.say(&format!(
+                "info string EvalFile: {} for {} ({:?}, hidden {}, {} buckets, {:?}, hash {:016x}): {}",
+                if value.is_empty() { "embedded" } else { value },
+                n.variant(),
+                a.feature_set,
+                a.hidden,
+                a.buckets,
+                a.activation,
+                n.hash(),
+                n.description()
+            ));
         }
-        self.network = net;
+        if loaded.is_empty() {
+            if self.use_nnue {
+                self.say("info string EvalFile: no network (none embedded); Use NNUE is now false");
+            }
+            self.use_nnue = false;
+        }
+        self.networks = loaded;
         self.apply_network();
         Ok(())
     }
 
-    /// `Use NNUE`: whether Xiangqi positions are evaluated with the loaded network.
+    /// `Use NNUE`: whether positions are evaluated with the loaded networks.
     fn set_use_nnue(&mut self, name: &str, value: &str) -> Result<(), String> {
         let on = match value.to_ascii_lowercase().as_str() {
             "true" | "on" => true,
             "false" | "off" => false,
             _ => return Err(format!("option {name}: '{value}' is not true/false")),
         };
-        if on && self.network.is_none() {
+        if on && self.networks.is_empty() {
             return Err(format!(
                 "option {name}: no network is loaded (set EvalFile to a network file first); \
                  the classical evaluation stays"

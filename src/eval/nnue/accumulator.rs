@@ -45,19 +45,23 @@ pub(crate) fn update_perspective<F: FeatureSet>(
 ) {
     let row = |p| net.ft_row(F::index(perspective, bucket, p));
     let mut added: [&[Line]; 2] = [&[]; 2];
-    let mut removed: [&[Line]; 2] = [&[]; 2];
+    let mut removed: [&[Line]; 4] = [&[]; 4];
     for (slot, &p) in added.iter_mut().zip(delta.added()) {
         *slot = row(p);
     }
-    for (slot, &p) in removed.iter_mut().zip(delta.removed()) {
-        *slot = row(p);
+    let mut n_removed = 0;
+    for &p in delta.removed() {
+        if F::READS_POOLS || !p.is_pool() {
+            removed[n_removed] = row(p);
+            n_removed += 1;
+        }
     }
     simd::update(
         net.simd(),
         out,
         parent,
         &added[..delta.added().len()],
-        &removed[..delta.removed().len()],
+        &removed[..n_removed],
     );
 }
 

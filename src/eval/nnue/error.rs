@@ -17,8 +17,13 @@ pub enum NnueError {
         path: PathBuf,
         error: std::io::Error,
     },
-    #[error("no network is embedded in this build (the name 'embedded' asks for it)")]
-    NoneEmbedded,
+    #[error("no {variant} network is embedded in this build (the name 'embedded' asks for it)")]
+    NoneEmbedded { variant: crate::core::Variant },
+    #[error("a {features} network scores {} positions, not {wanted}", features.variant())]
+    WrongVariant {
+        features: super::FeatureSetId,
+        wanted: crate::core::Variant,
+    },
     #[error("not an xqtune network (bad magic)")]
     BadMagic,
     #[error("unsupported network format version {found} (this build reads version {supported})")]

@@ -14,7 +14,7 @@
 
 use super::delta::{FeatureDelta, Placement};
 use crate::core::attacks::Squares;
-use crate::core::{Color, PieceType, Position, Square};
+use crate::core::{Color, PieceType, Position, Square, Variant};
 
 /// The most inputs any feature set switches on for one perspective: the bound of the
 /// fixed-size lists that carry active features on the stack.
@@ -29,6 +29,8 @@ pub enum FeatureSetId {
     XiangqiPlanes = 1,
     /// [`XiangqiKingBuckets`]: the planes once per palace square of the perspective's king.
     XiangqiKingBuckets = 2,
+    /// [`JieqiPlanes`]: the 14 planes of face-up pieces, 2 planes of dark pieces and the pools.
+    JieqiPlanes = 3,
 }
 
 /// Runs `$body` with the type alias `$F` bound to the feature set of `$id`: the one place
@@ -45,15 +47,20 @@ macro_rules! with_feature_set {
                 type $F = $crate::eval::nnue::XiangqiKingBuckets;
                 $body
             }
+            $crate::eval::nnue::FeatureSetId::JieqiPlanes => {
+                type $F = $crate::eval::nnue::JieqiPlanes;
+                $body
+            }
         }
     };
 }
 pub(crate) use with_feature_set;
 
 impl FeatureSetId {
-    pub const ALL: [FeatureSetId; 2] = [
+    pub const ALL: [FeatureSetId; 3] = [
         FeatureSetId::XiangqiPlanes,
         FeatureSetId::XiangqiKingBuckets,
+        FeatureSetId::JieqiPlanes,
     ];
 
     /// The id as stored in the file.
@@ -65,6 +72,7 @@ impl FeatureSetId {
         match v {
             1 => Some(FeatureSetId::XiangqiPlanes),
             2 => Some(FeatureSetId::XiangqiKingBuckets),
+            3 => Some(FeatureSetId::JieqiPlanes),
             _ => None,
         }
     }
@@ -73,6 +81,16 @@ impl FeatureSetId {
         match self {
             FeatureSetId::XiangqiPlanes => "xiangqi-planes",
             FeatureSetId::XiangqiKingBuckets => "xiangqi-king-buckets",
+            FeatureSetId::JieqiPlanes => "jieqi-planes",
+        }
+    }
+
+    /// The game whose positions the set describes: a network evaluates only positions of its
+    /// set's variant (a Xiangqi set has no inputs for dark pieces or pools).
+    pub const fn variant(self) -> Variant {
+        match self {
+            FeatureSetId::XiangqiPlanes | FeatureSetId::XiangqiKingBuckets => Variant::Xiangqi,
+            FeatureSetId::JieqiPlanes => Variant::Jieqi,
         }
     }
 
@@ -112,6 +130,10 @@ pub trait FeatureSet {
     /// The id written in network files.
     const ID: FeatureSetId;
 
+    /// Whether the set has inputs for Jieqi pools: a set without them skips the pool entries
+    /// of a [`FeatureDelta`] (a Xiangqi set reading a Jieqi position sees its pieces only).
+    const READS_POOLS: bool = false;
+
     /// Number of inputs (rows of the feature-transformer weights).
     fn inputs() -> usize;
 
@@ -143,12 +165,12 @@ pub trait FeatureSet {
         for color in Color::ALL {
             for kind in PieceType::ALL {
                 for sq in Squares(pos.pieces_of(color, kind)) {
-                    let piece = Placement {
+                    let piece = Placement::on_board(
                         color,
                         kind,
-                        square: Square(sq as u8),
-                        dark: dark & (1u128 << sq) != 0,
-                    };
+                        Square(sq as u8),
+                        dark & (1u128 << sq) != 0,
+                    );
                     f(Self::index(perspective, bucket, piece));
                 }
             }
@@ -282,7 +304,83 @@ impl FeatureSet for XiangqiKingBuckets {
     }
 }
 
-const _: () = assert!(32 <= MAX_ACTIVE);
+/// The Jieqi inputs, 1470 per perspective: the 1260 inputs of [`XiangqiPlanes`] for face-up
+/// pieces; two planes of dark pieces (the perspective's own, then the other side's), input
+/// `1260 + 90 * theirs + relative square` (a dark piece stands on its home square, which tells
+/// the kind it moves as); and the pools, 15 inputs a side, input `1440 + 15 * theirs +
+/// POOL_OFFSET[kind] + n - 1` for "the pool holds at least `n` of `kind`" (a thermometer: a
+/// reveal of the last of `n` switches off one input). The pool is the viewer's: identities not
+/// yet seen, on the board face down or captured unseen.
+#[derive(Clone, Copy, Debug)]
+pub struct JieqiPlanes;
+
+impl JieqiPlanes {
+    pub const DARK: usize = XiangqiPlanes::INPUTS;
+    pub const POOL: usize = Self::DARK + 2 * Square::COUNT;
+    /// Pool inputs per side: two each of advisor, elephant, horse, rook, cannon, five pawns.
+    pub const POOL_PER_SIDE: usize = 15;
+    pub const INPUTS: usize = Self::POOL + 2 * Self::POOL_PER_SIDE;
+    /// Where each kind's pool inputs start, in [`PieceType`] order (the king is never dark).
+    const POOL_OFFSET: [usize; 7] = [0, 0, 2, 4, 6, 8, 10];
+    /// How many of each kind a side has.
+    const POOL_CAP: [u8; 7] = [0, 2, 2, 2, 2, 2, 5];
+}
+
+impl FeatureSet for JieqiPlanes {
+    const ID: FeatureSetId = FeatureSetId::JieqiPlanes;
+    const READS_POOLS: bool = true;
+
+    #[inline(always)]
+    fn inputs() -> usize {
+        Self::INPUTS
+    }
+
+    /// 32 pieces and 30 pool entries.
+    #[inline(always)]
+    fn max_active() -> usize {
+        62
+    }
+
+    #[inline(always)]
+    fn index(perspective: Color, _bucket: usize, piece: Placement) -> usize {
+        let theirs = (piece.color as usize != perspective as usize) as usize;
+        if piece.pool != 0 {
+            let k = piece.kind.index();
+            // A legal FEN keeps every count within the kind's cap (the king has none).
+            let n = piece.pool.clamp(1, Self::POOL_CAP[k].max(1)) as usize;
+            Self::POOL + theirs * Self::POOL_PER_SIDE + Self::POOL_OFFSET[k] + n - 1
+        } else if piece.dark {
+            Self::DARK + theirs * Square::COUNT + relative_square(perspective, piece.square).index()
+        } else {
+            XiangqiPlanes::index(perspective, 0, piece)
+        }
+    }
+
+    #[inline]
+    fn active_features(pos: &Position, perspective: Color, f: &mut impl FnMut(usize)) {
+        let dark = pos.dark();
+        for color in Color::ALL {
+            for kind in PieceType::ALL {
+                for sq in Squares(pos.pieces_of(color, kind)) {
+                    let dark = dark & (1u128 << sq) != 0;
+                    let piece = Placement::on_board(color, kind, Square(sq as u8), dark);
+                    f(Self::index(perspective, 0, piece));
+                }
+                let cap = Self::POOL_CAP[kind.index()];
+                for n in 1..=(pos.pool_count(color, kind).min(cap as u32) as u8) {
+                    f(Self::index(
+                        perspective,
+                        0,
+                        Placement::pool_entry(color, kind, n),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+const _: () = assert!(32 <= MAX_ACTIVE && 62 <= MAX_ACTIVE);
+const _: () = assert!(JieqiPlanes::INPUTS == 1470);
 
 #[cfg(test)]
 mod tests {
@@ -340,6 +438,77 @@ mod tests {
         assert_eq!(XiangqiKingBuckets::bucket(&pos, Color::Black), 1);
     }
 
+    /// The contract the accumulators rely on, for every move of some Jieqi positions (each
+    /// reveal outcome of a dark move, dark captures among them): the inputs after the move are
+    /// those before it, less the delta's removed ones, plus its added ones.
+    #[test]
+    fn jieqi_deltas_match_the_features_of_the_position_after() {
+        use crate::eval::nnue::delta_of;
+        let fens = [
+            "1x1xk1xxx/1Pb1c4/4p4/1nN1x4/8p/1R7/r3X2aX/B3P2X1/4A4/1X2KX1XX b R1C1P3N1B1r1a1c1p2n1b1 9 15",
+            "1x2kx3/P3p4/1r1nb3p/c1BR5/4b3a/3p2r1A/4X4/5C2P/2N1P4/3XK1BR1 w A1N1c1p1 3 22",
+        ];
+        let mut positions = vec![Position::jieqi_startpos()];
+        positions.extend(fens.iter().map(|f| Position::from_fen(f).unwrap()));
+        let (mut moves, mut reveals, mut pool_changes) = (0, 0, 0);
+        for pos in positions {
+            for m in pos.legal_moves() {
+                let outcomes: Vec<_> = if pos.is_dark(m.from()) {
+                    pos.reveal_outcomes(m).map(|o| o.0).collect()
+                } else {
+                    vec![m]
+                };
+                for m in outcomes {
+                    let d = delta_of(&pos, m);
+                    let mut after = pos.clone();
+                    after.make_move(m);
+                    moves += 1;
+                    reveals += pos.is_dark(m.from()) as u32;
+                    pool_changes += d.removed().iter().filter(|p| p.is_pool()).count();
+                    for persp in Color::ALL {
+                        let mut want = features::<JieqiPlanes>(&pos, persp);
+                        for p in d.removed() {
+                            let i = JieqiPlanes::index(persp, 0, *p);
+                            let at = want.iter().position(|&x| x == i);
+                            let at = at.unwrap_or_else(|| panic!("{m}: {p:?} was not on"));
+                            want.remove(at);
+                        }
+                        want.extend(d.added().iter().map(|p| JieqiPlanes::index(persp, 0, *p)));
+                        want.sort_unstable();
+                        assert_eq!(
+                            want,
+                            features::<JieqiPlanes>(&after, persp),
+                            "{m} {persp:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(
+            moves > 100 && reveals > 50 && pool_changes >= reveals as usize,
+            "{moves} {reveals}"
+        );
+    }
+
+    #[test]
+    fn jieqi_start_inputs() {
+        let pos = Position::jieqi_startpos();
+        let red = features::<JieqiPlanes>(&pos, Color::Red);
+        // 32 pieces (30 dark, 2 kings) and the full pools, 15 entries a side.
+        assert_eq!(red.len(), 62);
+        assert_eq!(red, features::<JieqiPlanes>(&pos, Color::Black));
+        assert!(red.iter().all(|&i| i < JieqiPlanes::INPUTS));
+        // Red's own dark piece on a0, the other side's on a9 (relative a9), and the kings.
+        assert!(red.contains(&JieqiPlanes::DARK));
+        assert!(red.contains(&(JieqiPlanes::DARK + 90 + 81)));
+        assert!(red.contains(&4));
+        // "Our pool holds 5 pawns" and "theirs holds 2 rooks".
+        assert!(red.contains(&(JieqiPlanes::POOL + 14)));
+        assert!(red.contains(&(JieqiPlanes::POOL + 15 + 7)));
+        assert_eq!(FeatureSetId::JieqiPlanes.variant(), Variant::Jieqi);
+        assert_eq!(FeatureSetId::XiangqiPlanes.variant(), Variant::Xiangqi);
+    }
+
     #[test]
     fn ids_round_trip() {
         for id in FeatureSetId::ALL {
@@ -347,6 +516,6 @@ mod tests {
             assert!(id.max_active() <= MAX_ACTIVE);
         }
         assert_eq!(FeatureSetId::from_u32(0), None);
-        assert_eq!(FeatureSetId::from_u32(3), None);
+        assert_eq!(FeatureSetId::from_u32(4), None);
     }
 }

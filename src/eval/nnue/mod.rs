@@ -8,7 +8,7 @@
 //! - [`error`]: [`NnueError`], what can be wrong with a network or its file.
 //! - [`delta`](mod@delta): [`Placement`], [`FeatureDelta`] and [`delta_of`], what a move changes.
 //! - [`features`]: the [`FeatureSet`] trait, the sets ([`XiangqiPlanes`],
-//!   [`XiangqiKingBuckets`]) and their file ids.
+//!   [`XiangqiKingBuckets`], [`JieqiPlanes`]) and their file ids.
 //! - [`arch`]: [`Architecture`] (the header's sizes and quantisation), [`Activation`],
 //!   [`output_bucket`].
 //! - [`simd`]: the integer kernels, plain and AVX2, chosen at run time.
@@ -33,9 +33,9 @@ pub use accumulator::Accumulator;
 pub use arch::{Activation, Architecture, DEFAULT_QA, DEFAULT_QB, DEFAULT_SCALE, output_bucket};
 pub use delta::{FeatureDelta, Placement, delta_of};
 pub use error::NnueError;
-pub use features::{FeatureSet, FeatureSetId, XiangqiKingBuckets, XiangqiPlanes};
+pub use features::{FeatureSet, FeatureSetId, JieqiPlanes, XiangqiKingBuckets, XiangqiPlanes};
 pub use float::FloatNetwork;
-pub use network::{EMBEDDED_NAME, Network};
+pub use network::{EMBEDDED_NAME, Network, Networks};
 pub use simd::Simd;
 pub use stack::AccumulatorStack;
 

@@ -6,21 +6,26 @@ use super::error::NnueError;
 use super::features::FeatureSetId;
 use super::format::{self, Decoded};
 use super::simd::{self, LANES, Line, Simd, lanes};
-use crate::core::{Color, Position};
+use crate::core::{Color, Position, Variant};
 use crate::util::{splitmix_next, write_atomic};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-/// The network built into the binary ([`Network::embedded`]): `params/xiangqi.nnue`, trained by
-/// `xqtune tune nnue` (how: params/README.md). The engine (`xqtune uci`, `xqtune bench`)
-/// evaluates Xiangqi positions with it by default (`Use NNUE` defaults to true; `--eval
-/// classical` or `setoption name Use NNUE value false` for the tables). Matches, tuners and
-/// datagen take a network only from their flags (`--net embedded` names this one), so the
-/// classical evaluation they tune is unaffected. `None` here builds an engine without one.
-/// What a `--net` flag or a roster's `net` says to mean the embedded network.
+/// What a `--net` flag or a roster's `net` says to mean the embedded network of the variant
+/// played ([`Network::embedded`]).
 pub const EMBEDDED_NAME: &str = "embedded";
 
-const EMBEDDED: Option<&[u8]> = Some(include_bytes!("../../../params/xiangqi.nnue"));
+/// The networks built into the binary, per [`Variant`] ([`Network::embedded`]):
+/// `params/xiangqi.nnue` and `params/jieqi.nnue`, trained by `xqtune tune nnue` (how:
+/// params/README.md). The engine (`xqtune uci`, `xqtune bench`) evaluates each variant's
+/// positions with its network by default (`Use NNUE` defaults to true; `--eval classical` or
+/// `setoption name Use NNUE value false` for the tables). Matches, tuners and datagen take a
+/// network only from their flags (`--net embedded` names one of these), so the classical
+/// evaluation they tune is unaffected. `None` here builds an engine without one.
+const EMBEDDED: [Option<&[u8]>; 2] = [
+    Some(include_bytes!("../../../params/xiangqi.nnue")),
+    None, // JIEQI-NET-PENDING
+];
 
 /// A quantised network: i16 feature-transformer weights and biases (scale QA), i16 output
 /// weights (scale QB) and i32 output biases (scale QA·QB), laid out in 64-byte lines for the
@@ -231,24 +236,37 @@ impl Network {
         write_atomic(path, &self.to_bytes())
     }
 
-    /// The network a flag names: the file at `path`, or the embedded network for the word
-    /// [`EMBEDDED_NAME`] (`--net embedded`).
-    pub fn load_named(path: &Path) -> Result<Arc<Network>, NnueError> {
+    /// The network a flag names for games of `variant`: the file at `path`, or the embedded
+    /// network of `variant` for the word [`EMBEDDED_NAME`] (`--net embedded`). A file whose
+    /// feature set is another variant's is an error ([`NnueError::WrongVariant`]).
+    pub fn load_named(path: &Path, variant: Variant) -> Result<Arc<Network>, NnueError> {
         if path.as_os_str() == EMBEDDED_NAME {
-            return Network::embedded().ok_or(NnueError::NoneEmbedded);
+            return Network::embedded(variant).ok_or(NnueError::NoneEmbedded { variant });
         }
-        Network::load(path).map(Arc::new)
+        let net = Network::load(path)?;
+        if net.variant() != variant {
+            return Err(NnueError::WrongVariant {
+                features: net.feature_set(),
+                wanted: variant,
+            });
+        }
+        Ok(Arc::new(net))
     }
 
-    /// The network built into the binary, the engine's default evaluation when there is one
-    /// (see `EMBEDDED` in this file). Parsed once; every caller shares it.
-    pub fn embedded() -> Option<Arc<Network>> {
-        static NETWORK: OnceLock<Option<Arc<Network>>> = OnceLock::new();
-        NETWORK
-            .get_or_init(|| {
-                EMBEDDED.map(|b| Arc::new(Network::from_bytes(b).expect("embedded network")))
-            })
+    /// The network built into the binary for `variant`, the engine's default evaluation of
+    /// its positions when there is one (see `EMBEDDED` in this file). Parsed once; every
+    /// caller shares it.
+    pub fn embedded(variant: Variant) -> Option<Arc<Network>> {
+        static NETWORKS: OnceLock<[Option<Arc<Network>>; 2]> = OnceLock::new();
+        NETWORKS.get_or_init(|| {
+            EMBEDDED.map(|b| b.map(|b| Arc::new(Network::from_bytes(b).expect("embedded network"))))
+        })[variant as usize]
             .clone()
+    }
+
+    /// The game whose positions this network scores (its feature set's).
+    pub fn variant(&self) -> Variant {
+        self.feature_set().variant()
     }
 
     /// A network with random weights of the sizes a trained one has (default quantisation,
@@ -454,6 +472,70 @@ impl Network {
     }
 }
 
+/// The networks an engine evaluates with, at most one per [`Variant`]: a network scores only
+/// positions of its feature set's variant, and a variant without one keeps the classical
+/// evaluation.
+#[derive(Clone, Default)]
+pub struct Networks([Option<Arc<Network>>; 2]);
+
+impl Networks {
+    /// No network: the classical evaluation everywhere.
+    pub fn none() -> Networks {
+        Networks::default()
+    }
+
+    /// The embedded networks ([`Network::embedded`]), the engine's default.
+    pub fn embedded() -> Networks {
+        Networks([
+            Network::embedded(Variant::Xiangqi),
+            Network::embedded(Variant::Jieqi),
+        ])
+    }
+
+    /// The network that scores positions of `variant`, if any.
+    pub fn get(&self, variant: Variant) -> Option<&Arc<Network>> {
+        self.0[variant as usize].as_ref()
+    }
+
+    /// Puts `net` in its variant's place (replacing the one there).
+    pub fn set(&mut self, net: Arc<Network>) {
+        let v = net.variant() as usize;
+        self.0[v] = Some(net);
+    }
+
+    /// These networks with `net` in its variant's place.
+    pub fn with(mut self, net: Arc<Network>) -> Networks {
+        self.set(net);
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(Option::is_none)
+    }
+
+    /// The networks' hashes, per variant: equal when the same networks are in place.
+    pub fn hashes(&self) -> [Option<u64>; 2] {
+        [0, 1].map(|i| self.0[i].as_ref().map(|n| n.hash()))
+    }
+}
+
+/// One network: in its variant's place; none: no network.
+impl From<Option<Arc<Network>>> for Networks {
+    fn from(net: Option<Arc<Network>>) -> Networks {
+        net.map_or_else(Networks::none, |n| Networks::none().with(n))
+    }
+}
+
+impl std::fmt::Debug for Networks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let h = self.hashes();
+        f.debug_struct("Networks")
+            .field("xiangqi", &h[0].map(|h| format!("{h:016x}")))
+            .field("jieqi", &h[1].map(|h| format!("{h:016x}")))
+            .finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -471,7 +553,11 @@ mod tests {
         assert_eq!(a.out_weights().len(), 4 * 2 * 64);
         assert!(a.out_weights().iter().all(|w| w.abs() <= 128));
         assert_eq!(a.description(), "random network, seed 3");
-        assert_eq!(Network::embedded().is_some(), EMBEDDED.is_some());
+        for v in [Variant::Xiangqi, Variant::Jieqi] {
+            let net = Network::embedded(v);
+            assert_eq!(net.is_some(), EMBEDDED[v as usize].is_some());
+            assert!(net.is_none_or(|n| n.variant() == v), "{v}");
+        }
     }
 
     /// Serde carries the file bytes: bincode (the executor's wire) and JSON give the same

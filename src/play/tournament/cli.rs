@@ -140,7 +140,7 @@ fn setup(config: TournamentConfig, entries: Vec<RosterEntry>) -> Result<Setup> {
     }
     let engines = playing
         .iter()
-        .map(RosterEntry::engine)
+        .map(|e| e.engine(variant))
         .collect::<Result<Vec<_>>>()?;
     let names: Vec<String> = engines.iter().map(|e| e.name().to_string()).collect();
     let anchor = parse_anchor(config.anchor.as_deref(), &names)?;

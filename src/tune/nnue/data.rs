@@ -15,7 +15,7 @@ use super::super::TuneError;
 use super::super::dataset;
 use crate::core::{Color, Position, Variant};
 use crate::eval::nnue::{FeatureSetId, output_bucket};
-use crate::eval::{EvalParams, evaluate};
+use crate::eval::{EvalParams, evaluate_for};
 use crate::exec::{Resident, Share};
 use crate::import::packed::{self, PackedPosition};
 use crate::train::{
@@ -398,8 +398,9 @@ impl NnueShare {
         };
         let label = Label {
             score: score.map_or(NO_SCORE, |s| clamp(s * sign)),
-            // (`evaluate` is from the side to move's view already)
-            eval: clamp(evaluate(pos, &spec.eval)),
+            // (from the side to move's view already; Jieqi positions get the engine's Jieqi
+            // terms, as the search scores them)
+            eval: clamp(evaluate_for(pos, &spec.eval, true)),
             result: (stm_result * 2.0).round().clamp(0.0, 2.0) as u8,
         };
         Parsed {

@@ -22,6 +22,7 @@ use super::driver::{self, RunContext, RunOutcome, RunSettings, Step, Tuned, Tune
 use super::files::{self, csv_float};
 use super::space::ParamSet;
 use super::stop::install_ctrlc;
+use crate::core::Variant;
 use crate::eval::nnue::{self, FeatureSetId, FloatNetwork, Network};
 use crate::exec::{Distributed, ExecError};
 use crate::train::{
@@ -44,6 +45,8 @@ pub enum Features {
     XiangqiPlanes,
     /// The planes once per palace square of the perspective's king (9 buckets).
     XiangqiKingBuckets,
+    /// Jieqi: the 14 planes of face-up pieces, a plane of dark pieces per side and the pools.
+    JieqiPlanes,
 }
 
 impl Features {
@@ -51,6 +54,15 @@ impl Features {
         match self {
             Features::XiangqiPlanes => FeatureSetId::XiangqiPlanes,
             Features::XiangqiKingBuckets => FeatureSetId::XiangqiKingBuckets,
+            Features::JieqiPlanes => FeatureSetId::JieqiPlanes,
+        }
+    }
+
+    /// The default set of a variant's networks.
+    pub fn default_for(variant: Variant) -> Features {
+        match variant {
+            Variant::Xiangqi => Features::XiangqiPlanes,
+            Variant::Jieqi => Features::JieqiPlanes,
         }
     }
 }
@@ -84,9 +96,9 @@ pub struct NnueArgs {
     /// Passes over the training positions.
     #[arg(long, default_value_t = 20)]
     pub epochs: u32,
-    /// The network's inputs.
-    #[arg(long, value_enum, default_value = "xiangqi-planes")]
-    pub features: Features,
+    /// The network's inputs [default: xiangqi-planes, or jieqi-planes with --variant jieqi].
+    #[arg(long, value_enum)]
+    pub features: Option<Features>,
     /// Neurons of the feature transformer per perspective (a multiple of 32).
     #[arg(long, default_value_t = 256)]
     pub hidden: usize,
@@ -178,7 +190,9 @@ impl From<&NnueArgs> for NnueSettings {
                 .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
                 .collect(),
             epochs: a.epochs,
-            features: a.features,
+            features: a
+                .features
+                .unwrap_or(Features::default_for(a.common.variant)),
             hidden: a.hidden,
             buckets: a.buckets,
             activation: a.activation,
@@ -214,8 +228,15 @@ pub(crate) fn network_path(path: &Path) -> PathBuf {
 const SCALE: i32 = nnue::DEFAULT_SCALE;
 
 impl NnueSettings {
-    fn check(&self) -> Result<(), TuneError> {
+    fn check(&self, variant: Variant) -> Result<(), TuneError> {
         let bad = |m: String| Err(TuneError::Params(m));
+        let set = self.features.id();
+        if set.variant() != variant {
+            return bad(format!(
+                "--features {set} describes {} positions, and this run is --variant {variant}",
+                set.variant()
+            ));
+        }
         if self.data.is_empty() {
             return bad("tune nnue needs --data FILE (see xqtune datagen)".into());
         }
@@ -270,9 +291,12 @@ impl NnueSettings {
     }
 
     /// The inference architecture: from `--init-net` when given, else from the flags.
-    fn architecture(&self) -> Result<(nnue::Architecture, Option<Network>), TuneError> {
+    fn architecture(
+        &self,
+        variant: Variant,
+    ) -> Result<(nnue::Architecture, Option<Network>), TuneError> {
         if let Some(path) = &self.init_net {
-            let net = Network::load_named(path)
+            let net = Network::load_named(path, variant)
                 .map_err(|e| TuneError::Params(format!("--init-net {}: {e}", path.display())))?;
             return Ok((net.architecture(), Some(Network::clone(&net))));
         }
@@ -430,8 +454,9 @@ pub struct NnueTuner {
 impl NnueTuner {
     pub fn new(ctx: &RunContext<NnueSettings>) -> Result<NnueTuner, TuneError> {
         let s = &ctx.settings.tuner;
-        s.check()?;
-        let (arch, init) = s.architecture()?;
+        let variant = ctx.settings.common.variant;
+        s.check(variant)?;
+        let (arch, init) = s.architecture(variant)?;
         let tarch = train_arch(&arch);
         let ParamSet::Eval(eval) = &ctx.start else {
             return Err(TuneError::Space(
@@ -448,7 +473,7 @@ impl NnueTuner {
             arch: tarch,
             eval: eval.clone(),
             needs_score: s.lambda > 0.0,
-            mirror: s.mirror && ctx.settings.common.variant == crate::core::Variant::Xiangqi,
+            mirror: s.mirror,
         };
         let t0 = Instant::now();
         let data = match crate::exec::load::<NnueShare>(&spec) {
@@ -759,7 +784,7 @@ impl Tuner for NnueTuner {
         println!("network: {} ({})", path.display(), net.description());
         let baseline = match &self.settings.tuner.baseline_net {
             Some(p) => {
-                let n = Network::load_named(p).map_err(|e| {
+                let n = Network::load_named(p, self.settings.common.variant).map_err(|e| {
                     TuneError::Params(format!("--baseline-net {}: {e}", p.display()))
                 })?;
                 Some(Network::clone(&n))
@@ -791,7 +816,7 @@ pub fn run_nnue_with(args: &NnueArgs, max_steps: Option<u64>) -> Result<RunOutco
                     .into(),
             ));
         }
-        NnueSettings::from(args).check()?;
+        NnueSettings::from(args).check(args.common.variant)?;
     }
     driver::launch(
         &args.common,
@@ -907,7 +932,7 @@ mod tests {
             NnueSettings::from(&a).init_net.as_deref(),
             Some(Path::new(nnue::EMBEDDED_NAME))
         );
-        let embedded = Network::embedded().expect("this build embeds a network");
+        let embedded = Network::embedded(Variant::Xiangqi).expect("this build embeds a network");
         let o = run_nnue_with(&a, None).unwrap();
         let net = Network::load(&o.dir.join("best.nnue")).unwrap();
         assert_eq!(net.architecture(), embedded.architecture());
