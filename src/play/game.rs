@@ -670,7 +670,7 @@ impl InProcessPlayer {
         }
     }
 
-    /// The player evaluating Xiangqi positions with `network` (`None`: classical).
+    /// The player evaluating the positions of `network`'s variant with it (`None`: classical).
     pub fn with_network(mut self, network: Option<Arc<Network>>) -> Self {
         self.network = network;
         self

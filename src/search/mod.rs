@@ -11,12 +11,12 @@
 //! Jieqi: a move of a dark piece is a chance node, valued by the expectation over its reveals
 //! in [`chance`].
 //!
-//! Evaluation: the classical evaluation ([`crate::eval`]) by default; with a network
-//! ([`Searcher::with_network`]) Xiangqi positions are scored by the NNUE ([`crate::eval::nnue`]),
-//! whose accumulators an [`AccumulatorStack`] keeps in step with every move the search makes and
-//! takes back (`Searcher::make` and its siblings, the only way the search changes its
-//! position), computed lazily when a node is evaluated (Stockfish's accumulator stack). Jieqi
-//! positions keep the classical evaluation (no feature set reads dark pieces yet).
+//! Evaluation: the classical evaluation ([`crate::eval`]) by default; with a network for the
+//! root's variant ([`Searcher::set_networks`]) positions are scored by the NNUE
+//! ([`crate::eval::nnue`]), whose accumulators an [`AccumulatorStack`] keeps in step with every
+//! move the search makes and takes back (`Searcher::make` and its siblings, the only way the
+//! search changes its position; Jieqi reveals included), computed lazily when a node is
+//! evaluated (Stockfish's accumulator stack).
 //!
 //! Determinism: nothing but node counts and depths decides anything unless a clock limit is
 //! given, and the tables start empty after [`Searcher::new_game`], so `go nodes N` repeats

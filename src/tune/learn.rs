@@ -13,7 +13,8 @@
 //! its own partial file, training from its run folder's checkpoint, the gate from its start
 //! (its games are seeded, so it plays them again the same).
 //!
-//! Layout of the run folder: `data/gen-NNN.xqp` (the generation's positions, packed),
+//! Layout of the run folder: `data/gen-NNN.xqp` (the generation's positions, packed; Jieqi,
+//! which has no packed form: `data/gen-NNN.txt`, `FEN | score | wdl` rows of view FENs),
 //! `train/` (one `tune nnue` run folder per generation), `nets/gen-NNN.nnue` (the accepted
 //! networks), `best.nnue`.
 
@@ -149,14 +150,6 @@ pub struct LearnTuner {
 
 impl LearnTuner {
     pub fn new(ctx: &RunContext<LearnSettings>) -> Result<LearnTuner, TuneError> {
-        if ctx.settings.common.variant != Variant::Xiangqi {
-            return Err(TuneError::Params(
-                "learn: generations are stored as packed Xiangqi positions (.xqp), which have no \
-                 Jieqi form yet; train a Jieqi network with datagen --variant jieqi and tune \
-                 nnue --variant jieqi (--variant xiangqi here)"
-                    .into(),
-            ));
-        }
         for sub in ["data", "train", "nets"] {
             let d = ctx.dir.join(sub);
             std::fs::create_dir_all(&d).map_err(|e| files::io_err(&d, e))?;
@@ -172,7 +165,24 @@ impl LearnTuner {
     }
 
     fn data_path(&self, g: u64) -> PathBuf {
-        self.ctx.dir.join("data").join(format!("gen-{g:03}.xqp"))
+        let ext = match self.common().variant {
+            Variant::Xiangqi => "xqp",
+            Variant::Jieqi => "txt",
+        };
+        self.ctx.dir.join("data").join(format!("gen-{g:03}.{ext}"))
+    }
+
+    /// The positions in generation `g`'s data file (0 when it is missing).
+    fn positions(&self, g: u64) -> u64 {
+        let path = self.data_path(g);
+        match self.common().variant {
+            Variant::Xiangqi => std::fs::metadata(&path).map_or(0, |m| {
+                m.len().saturating_sub(16) / crate::import::packed::RECORD_BYTES as u64
+            }),
+            Variant::Jieqi => {
+                std::fs::read(&path).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count() as u64)
+            }
+        }
     }
 
     fn common(&self) -> &super::common::CommonSettings {
@@ -189,6 +199,8 @@ impl LearnTuner {
         let out = self.data_path(g);
         let mut argv: Vec<String> = [
             "datagen",
+            "--variant",
+            &self.common().variant.to_string(),
             "--games",
             &s.games.to_string(),
             "--nodes",
@@ -238,6 +250,8 @@ impl LearnTuner {
             None => {
                 let mut v: Vec<String> = [
                     "nnue",
+                    "--variant",
+                    &self.common().variant.to_string(),
                     "--epochs",
                     &s.epochs.to_string(),
                     "--hidden",
@@ -481,9 +495,7 @@ impl Tuner for LearnTuner {
             state.climb += gate.stats.elo;
         }
         state.generation = g;
-        let positions = std::fs::metadata(self.data_path(g)).map_or(0, |m| {
-            m.len().saturating_sub(16) / crate::import::packed::RECORD_BYTES as u64
-        });
+        let positions = self.positions(g);
         let losses = p.train.as_deref().map_or((f64::NAN, f64::NAN), last_losses);
         Ok(Some(Step {
             row: row(g, positions, losses, &gate),
@@ -678,6 +690,49 @@ mod tests {
         assert_eq!(
             std::fs::read(resumed.dir.join("best.nnue")).unwrap(),
             std::fs::read(whole.dir.join("best.nnue")).unwrap()
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// Jieqi generations: deals from the variant's datagen kept as text rows (no packed form),
+    /// networks with the Jieqi inputs, and the second generation trained from the first.
+    #[test]
+    fn jieqi_generations() {
+        let d = std::env::temp_dir().join(format!("xqtune-learn-jieqi-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let run = run_learn_with(
+            &args(&d, &["--variant", "jieqi", "--gate-games", "0"]),
+            None,
+        )
+        .unwrap();
+        assert!(run.finished);
+        let rows = table(&run.dir);
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        for g in 1..=2u64 {
+            let data = run.dir.join(format!("data/gen-{g:03}.txt"));
+            let text = std::fs::read_to_string(&data).unwrap();
+            let f: Vec<&str> = rows[g as usize].split(',').collect();
+            assert_eq!(
+                f[1],
+                text.lines().count().to_string(),
+                "{}",
+                rows[g as usize]
+            );
+            assert!(text.lines().count() > 100);
+            // view FENs with pools
+            let first = text.lines().next().unwrap();
+            assert_eq!(
+                first.split(" | ").next().unwrap().split(' ').count(),
+                5,
+                "{first}"
+            );
+        }
+        let net = Network::load(&run.dir.join("best.nnue")).unwrap();
+        assert_eq!(net.variant(), Variant::Jieqi);
+        assert!(
+            net.description().contains("gen-002"),
+            "{}",
+            net.description()
         );
         let _ = std::fs::remove_dir_all(&d);
     }
