@@ -24,7 +24,7 @@ pub const EMBEDDED_NAME: &str = "embedded";
 /// evaluation they tune is unaffected. `None` here builds an engine without one.
 const EMBEDDED: [Option<&[u8]>; 2] = [
     Some(include_bytes!("../../../params/xiangqi.nnue")),
-    None, // JIEQI-NET-PENDING
+    Some(include_bytes!("../../../params/jieqi.nnue")),
 ];
 
 /// A quantised network: i16 feature-transformer weights and biases (scale QA), i16 output
