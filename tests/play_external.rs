@@ -609,8 +609,14 @@ fn jieqi_against_external_xqtune_gives_the_same_games() {
         options: vec![("Hash".into(), c.hash_mb.to_string())],
         timeout_ms: 20_000,
     });
-    let inproc = run_match_with_progress(&internal(), &internal(), &c, &|_| {}).unwrap();
-    let mixed = run_match_with_progress(&internal(), &external, &c, &|_| {}).unwrap();
+    // `xqtune uci` evaluates Jieqi positions with the embedded Jieqi network by default: the
+    // in-process engine is given the same one.
+    let mut with_net = internal();
+    if let Engine::Internal(e) = &mut with_net {
+        e.network = xqtune::eval::nnue::Network::embedded(xqtune::core::Variant::Jieqi);
+    }
+    let inproc = run_match_with_progress(&with_net, &with_net, &c, &|_| {}).unwrap();
+    let mixed = run_match_with_progress(&with_net, &external, &c, &|_| {}).unwrap();
     assert_eq!(inproc.games.len(), 4);
     assert_eq!(mixed.games.len(), 4);
     for (x, y) in inproc.games.iter().zip(&mixed.games) {
