@@ -13,8 +13,6 @@
 
 use crate::core::{FenError, MoveError, Position, START_FEN};
 use crate::eval::EvalParams;
-#[cfg(test)]
-use crate::eval::nnue::Network;
 use crate::eval::nnue::Networks;
 use crate::search::{SearchLimits, SearchParams, Searcher};
 use std::sync::Arc;
@@ -201,9 +199,8 @@ impl BenchReport {
 }
 
 /// Searches every bench position to `depth` (Jieqi: [`JIEQI_DEPTH_OFFSET`] less) with a fresh
-/// searcher (16 MB table), evaluating
-/// with `networks` where they have one for the position's variant (else the classical
-/// evaluation with `eval`).
+/// searcher (16 MB table), evaluating with `networks` where they have one for the position's
+/// variant (else the classical evaluation with `eval`).
 pub fn run_bench(
     depth: u32,
     eval: Arc<EvalParams>,
@@ -238,6 +235,7 @@ pub fn run_bench(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::nnue::Network;
 
     #[test]
     fn bench_positions_are_valid_and_varied() {
@@ -328,7 +326,7 @@ pub fn run_cli(args: &BenchArgs) -> anyhow::Result<()> {
         Some(crate::uci::EvalChoice::Classical) => Networks::none(),
         choice => {
             let mut n = Networks::embedded();
-            if let Some(net) = crate::uci::load_network(args.net.as_deref())? {
+            if let Some(net) = crate::uci::load_net_flag(args.net.as_deref())? {
                 n.set(net);
             }
             if n.is_empty() && choice.is_some() {

@@ -172,17 +172,9 @@ impl LearnTuner {
         self.ctx.dir.join("data").join(format!("gen-{g:03}.{ext}"))
     }
 
-    /// The positions in generation `g`'s data file (0 when it is missing).
+    /// The positions in generation `g`'s data file (0 when it is missing or unreadable).
     fn positions(&self, g: u64) -> u64 {
-        let path = self.data_path(g);
-        match self.common().variant {
-            Variant::Xiangqi => std::fs::metadata(&path).map_or(0, |m| {
-                m.len().saturating_sub(16) / crate::import::packed::RECORD_BYTES as u64
-            }),
-            Variant::Jieqi => {
-                std::fs::read(&path).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count() as u64)
-            }
-        }
+        super::nnue::data::count_positions(&[self.data_path(g)], usize::MAX).map_or(0, |n| n as u64)
     }
 
     fn common(&self) -> &super::common::CommonSettings {

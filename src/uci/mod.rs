@@ -394,14 +394,14 @@ pub fn run_with_args(args: &UciArgs) -> anyhow::Result<()> {
         print!("{}", tune_lines(&eval, &params));
         return Ok(());
     }
-    let network = load_network(args.net.as_deref())?;
+    let network = load_net_flag(args.net.as_deref())?;
     run(eval, params, network, args.eval, args.tune_options)
 }
 
 /// The network of an engine's `--net` flag, if given: a network file of either variant (its
 /// feature set says which), or `None` for the word `embedded` (the engine's default). The error
 /// names the file and what is wrong.
-pub fn load_network(path: Option<&std::path::Path>) -> anyhow::Result<Option<Arc<Network>>> {
+pub fn load_net_flag(path: Option<&std::path::Path>) -> anyhow::Result<Option<Arc<Network>>> {
     use anyhow::Context;
     match path {
         Some(p) if p.as_os_str() == crate::eval::nnue::EMBEDDED_NAME => Ok(None),

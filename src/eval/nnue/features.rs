@@ -130,8 +130,10 @@ pub trait FeatureSet {
     /// The id written in network files.
     const ID: FeatureSetId;
 
-    /// Whether the set has inputs for Jieqi pools: a set without them skips the pool entries
-    /// of a [`FeatureDelta`] (a Xiangqi set reading a Jieqi position sees its pieces only).
+    /// Whether the set has inputs for Jieqi pools: [`active_features`](Self::active_features)
+    /// then also yields `index` of every pool entry (`Placement::pool_entry(color, kind, n)`
+    /// for `n` in `1..=` the pool's count), and a set without them skips the pool entries of a
+    /// [`FeatureDelta`] (a Xiangqi set reading a Jieqi position sees its pieces only).
     const READS_POOLS: bool = false;
 
     /// Number of inputs (rows of the feature-transformer weights).
@@ -157,7 +159,8 @@ pub trait FeatureSet {
     /// The input of `piece` seen by `perspective` in bucket `bucket`.
     fn index(perspective: Color, bucket: usize, piece: Placement) -> usize;
 
-    /// Passes every active input of `pos` seen by `perspective` to `f`.
+    /// Passes every active input of `pos` seen by `perspective` to `f`: its pieces, and its
+    /// pool entries for a set that [reads pools](Self::READS_POOLS).
     #[inline]
     fn active_features(pos: &Position, perspective: Color, f: &mut impl FnMut(usize)) {
         let bucket = Self::bucket(pos, perspective);
@@ -172,6 +175,14 @@ pub trait FeatureSet {
                         dark & (1u128 << sq) != 0,
                     );
                     f(Self::index(perspective, bucket, piece));
+                }
+                if Self::READS_POOLS && kind != PieceType::King {
+                    // A legal FEN keeps every pool within the kind's initial count.
+                    let count = pos.pool_count(color, kind).min(kind.initial_count()) as u8;
+                    for n in 1..=count {
+                        let entry = Placement::pool_entry(color, kind, n);
+                        f(Self::index(perspective, bucket, entry));
+                    }
                 }
             }
         }
@@ -320,10 +331,18 @@ impl JieqiPlanes {
     /// Pool inputs per side: two each of advisor, elephant, horse, rook, cannon, five pawns.
     pub const POOL_PER_SIDE: usize = 15;
     pub const INPUTS: usize = Self::POOL + 2 * Self::POOL_PER_SIDE;
-    /// Where each kind's pool inputs start, in [`PieceType`] order (the king is never dark).
-    const POOL_OFFSET: [usize; 7] = [0, 0, 2, 4, 6, 8, 10];
-    /// How many of each kind a side has.
-    const POOL_CAP: [u8; 7] = [0, 2, 2, 2, 2, 2, 5];
+    /// Where each kind's pool inputs start, in [`PieceType`] order: a side's advisors, then
+    /// its elephants, ..., its pawns, [`PieceType::initial_count`] inputs each (the king is
+    /// never dark and has none).
+    const POOL_OFFSET: [usize; 7] = {
+        let mut t = [0; 7];
+        let mut k = 2;
+        while k < 7 {
+            t[k] = t[k - 1] + PieceType::ALL[k - 1].initial_count() as usize;
+            k += 1;
+        }
+        t
+    };
 }
 
 impl FeatureSet for JieqiPlanes {
@@ -346,8 +365,8 @@ impl FeatureSet for JieqiPlanes {
         let theirs = (piece.color as usize != perspective as usize) as usize;
         if piece.pool != 0 {
             let k = piece.kind.index();
-            // A legal FEN keeps every count within the kind's cap (the king has none).
-            let n = piece.pool.clamp(1, Self::POOL_CAP[k].max(1)) as usize;
+            // A legal FEN keeps every count within the kind's initial count.
+            let n = piece.pool.clamp(1, piece.kind.initial_count() as u8) as usize;
             Self::POOL + theirs * Self::POOL_PER_SIDE + Self::POOL_OFFSET[k] + n - 1
         } else if piece.dark {
             Self::DARK + theirs * Square::COUNT + relative_square(perspective, piece.square).index()
@@ -355,32 +374,14 @@ impl FeatureSet for JieqiPlanes {
             XiangqiPlanes::index(perspective, 0, piece)
         }
     }
-
-    #[inline]
-    fn active_features(pos: &Position, perspective: Color, f: &mut impl FnMut(usize)) {
-        let dark = pos.dark();
-        for color in Color::ALL {
-            for kind in PieceType::ALL {
-                for sq in Squares(pos.pieces_of(color, kind)) {
-                    let dark = dark & (1u128 << sq) != 0;
-                    let piece = Placement::on_board(color, kind, Square(sq as u8), dark);
-                    f(Self::index(perspective, 0, piece));
-                }
-                let cap = Self::POOL_CAP[kind.index()];
-                for n in 1..=(pos.pool_count(color, kind).min(cap as u32) as u8) {
-                    f(Self::index(
-                        perspective,
-                        0,
-                        Placement::pool_entry(color, kind, n),
-                    ));
-                }
-            }
-        }
-    }
 }
 
 const _: () = assert!(32 <= MAX_ACTIVE && 62 <= MAX_ACTIVE);
 const _: () = assert!(JieqiPlanes::INPUTS == 1470);
+const _: () = assert!(
+    JieqiPlanes::POOL_OFFSET[6] + PieceType::Pawn.initial_count() as usize
+        == JieqiPlanes::POOL_PER_SIDE
+);
 
 #[cfg(test)]
 mod tests {
