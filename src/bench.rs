@@ -14,6 +14,7 @@
 use crate::core::{FenError, MoveError, Position, START_FEN};
 use crate::eval::EvalParams;
 use crate::eval::nnue::Networks;
+use crate::search::stats::TreeStats;
 use crate::search::{SearchLimits, SearchParams, Searcher};
 use std::sync::Arc;
 use std::time::Instant;
@@ -190,6 +191,8 @@ pub fn bench_positions() -> Result<Vec<Position>, BenchError> {
 pub struct BenchReport {
     pub nodes: u64,
     pub seconds: f64,
+    /// Where the nodes went, summed over the positions of each variant (`[xiangqi, jieqi]`).
+    pub stats: [TreeStats; 2],
 }
 
 impl BenchReport {
@@ -211,6 +214,7 @@ pub fn run_bench(
     let positions = bench_positions()?;
     let start = Instant::now();
     let mut nodes = 0;
+    let mut stats = [TreeStats::default(); 2];
     for (i, pos) in positions.iter().enumerate() {
         let depth = match pos.variant() {
             crate::core::Variant::Xiangqi => depth,
@@ -224,11 +228,13 @@ pub fn run_bench(
         s.set_networks(networks);
         let r = s.search(pos, &limits, &mut |_| {});
         nodes += r.nodes;
+        stats[pos.variant() as usize] += s.tree_stats();
         per_position(i, pos, r.nodes);
     }
     Ok(BenchReport {
         nodes,
         seconds: start.elapsed().as_secs_f64(),
+        stats,
     })
 }
 
@@ -253,9 +259,22 @@ mod tests {
         let e = Arc::new(EvalParams::default());
         let p = SearchParams::default();
         let none = Networks::none();
-        let a = run_bench(3, e.clone(), p, &none, |_, _, _| {}).unwrap();
+        let mut xiangqi_nodes = 0;
+        let a = run_bench(3, e.clone(), p, &none, |_, pos, n| {
+            if pos.variant() == crate::core::Variant::Xiangqi {
+                xiangqi_nodes += n;
+            }
+        })
+        .unwrap();
         let b = run_bench(3, e.clone(), p, &none, |_, _, _| {}).unwrap();
         assert_eq!(a.nodes, b.nodes);
+        assert_eq!(a.stats, b.stats);
+        // The Xiangqi positions' nodes are all main or quiescence nodes (the Jieqi ones also
+        // count reveals' static evaluations as nodes).
+        let sx = a.stats[0];
+        assert_eq!(sx.main_nodes + sx.qs_nodes, xiangqi_nodes);
+        assert!(sx.qs_nodes > 0 && sx.fail_highs > 0 && sx.moves_searched >= sx.fail_highs);
+        assert!(sx.first_move_fail_highs <= sx.fail_highs && sx.re_searched <= sx.reduced);
         assert!(a.nodes > 0);
         // With a network: deterministic too, and another search.
         let net = Networks::none().with(Arc::new(Network::random(
@@ -314,6 +333,9 @@ pub struct BenchArgs {
     /// `classical`: the tables, not the networks (the bench of an engine without one).
     #[arg(long, value_enum)]
     pub eval: Option<crate::uci::EvalChoice>,
+    /// Also print where the nodes went (cut-offs, extensions, reductions), per variant.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 /// Runs the bench and prints per-position counts and Stockfish's summary lines.
@@ -358,5 +380,12 @@ pub fn run_cli(args: &BenchArgs) -> anyhow::Result<()> {
     println!("Total time (ms): {}", (report.seconds * 1000.0) as u64);
     println!("Nodes searched: {}", report.nodes);
     println!("Nodes/second: {}", report.nps());
+    if args.stats {
+        for v in [crate::core::Variant::Xiangqi, crate::core::Variant::Jieqi] {
+            println!("===========================");
+            println!("Tree ({v} positions):");
+            println!("{}", report.stats[v as usize]);
+        }
+    }
     Ok(())
 }

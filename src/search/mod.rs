@@ -30,6 +30,7 @@ pub mod ordering;
 pub mod params;
 pub mod report;
 pub mod smp;
+pub mod stats;
 pub mod time;
 pub mod tt;
 
@@ -109,6 +110,8 @@ pub struct Searcher {
     excluded: [Move; MAX_PLY + 2],
     corr: correction::Correction,
     lmr: Box<[[i32; 64]; 64]>,
+    /// Where this search's nodes went (`xqtune bench --stats`).
+    stats: stats::TreeStats,
 }
 
 /// A network and the accumulators of the line being searched (one per thread).
@@ -222,6 +225,7 @@ impl Searcher {
             excluded: [Move::NULL; MAX_PLY + 2],
             corr: correction::Correction::new(),
             lmr: Box::new([[0; 64]; 64]),
+            stats: stats::TreeStats::default(),
         };
         s.init_lmr();
         s
@@ -357,6 +361,7 @@ impl Searcher {
         let mut pos = pos.clone();
         self.init_lmr();
         self.nodes = 0;
+        self.stats = stats::TreeStats::default();
         self.seldepth = 0;
         self.chance_nested = 0;
         self.stopped = false;
@@ -527,6 +532,11 @@ impl Searcher {
     }
 
     /// Nodes searched by the last (or running) search, all threads together.
+    /// Where the last search's nodes went.
+    pub fn tree_stats(&self) -> stats::TreeStats {
+        self.stats
+    }
+
     pub fn nodes(&self) -> u64 {
         self.total_nodes()
     }
@@ -772,6 +782,7 @@ impl Searcher {
         if !self.enter_node(ply) {
             return 0;
         }
+        self.stats.main_nodes += 1;
         let in_check = pos.in_check();
         if !root {
             if let Some(s) = ruled_score(pos, ply) {
@@ -799,6 +810,7 @@ impl Searcher {
             && let Some(h) = hit
             && h.cuts(depth, alpha, beta)
         {
+            self.stats.tt_cuts += 1;
             return h.score;
         }
 
@@ -856,6 +868,7 @@ impl Searcher {
                     + depth / p.nmp_depth_divisor.max(1)
                     + ((static_eval - beta) / p.nmp_eval_divisor.max(1)).min(3);
                 self.cont_stack[ply] = NO_CONT;
+                self.stats.null_tries += 1;
                 self.make_null(pos);
                 let v = -self.negamax(pos, -beta, -beta + 1, depth - 1 - r, ply + 1, !cut_node);
                 self.unmake_null(pos);
@@ -863,6 +876,7 @@ impl Searcher {
                     return 0;
                 }
                 if v >= beta {
+                    self.stats.null_cuts += 1;
                     return if v >= MATE_BOUND { beta } else { v };
                 }
             }
@@ -925,10 +939,14 @@ impl Searcher {
             }
             if v < s_beta {
                 tt_ext = 1 + (!pv_node && v < s_beta - p.se_double_margin) as i32;
+                self.stats.singular_extensions += 1;
+                self.stats.double_extensions += (tt_ext == 2) as u64;
             } else if s_beta >= beta {
+                self.stats.multi_cuts += 1;
                 return s_beta;
             } else if h.score >= beta || cut_node {
                 tt_ext = -1;
+                self.stats.negative_extensions += 1;
             }
         }
 
@@ -963,6 +981,7 @@ impl Searcher {
                 // subtree, so a full window for each dark move multiplied the tree. The
                 // principal variation stops here.
                 searched += 1;
+                self.stats.moves_searched += 1;
                 self.cont_stack[ply] = NO_CONT;
                 let crowded = pos.dark().count_ones() as i32 >= p.chance_dark_reduce_min;
                 let new_depth = depth - 1 - (crowded && depth > 2) as i32;
@@ -979,8 +998,10 @@ impl Searcher {
                         r += !pv_node as i32;
                         r = r.clamp(0, (new_depth - 1).max(0));
                     }
+                    self.stats.reduced += (r > 0) as u64;
                     let mut s = self.chance(pos, m, alpha, alpha + 1, new_depth - r, ply);
                     if !self.stopped && s > alpha && r > 0 {
+                        self.stats.re_searched += 1;
                         s = self.chance(pos, m, alpha, alpha + 1, new_depth, ply);
                     }
                     if !self.stopped && pv_node && s > alpha && s < beta {
@@ -1021,8 +1042,10 @@ impl Searcher {
                     continue;
                 }
                 searched += 1;
+                self.stats.moves_searched += 1;
                 let check_ext =
                     (gives_check && (ply as i32) < 2 * self.root_depth && ply + 4 < MAX_PLY) as i32;
+                self.stats.check_extensions += check_ext as u64;
                 let ext = if m == tt_move && tt_ext != 0 && ply + 4 < MAX_PLY {
                     tt_ext.max(check_ext)
                 } else {
@@ -1054,8 +1077,10 @@ impl Searcher {
                         r -= hist / p.lmr_history_divisor.max(1);
                         r = r.clamp(0, (new_depth - 1).max(0));
                     }
+                    self.stats.reduced += (r > 0) as u64;
                     score = -self.negamax(pos, -alpha - 1, -alpha, new_depth - r, ply + 1, true);
                     if score > alpha && r > 0 {
+                        self.stats.re_searched += 1;
                         score =
                             -self.negamax(pos, -alpha - 1, -alpha, new_depth, ply + 1, !cut_node);
                     }
@@ -1094,6 +1119,12 @@ impl Searcher {
             } else {
                 best_score
             };
+        }
+        if best_score >= beta {
+            self.stats.fail_highs += 1;
+            self.stats.first_move_fail_highs += (searched == 1) as u64;
+        } else if best_move.is_null() {
+            self.stats.fail_lows += 1;
         }
         if best_score >= beta {
             let bonus = (depth * depth).min(1200) * 16;
@@ -1162,6 +1193,7 @@ impl Searcher {
         if !self.enter_node(ply) {
             return 0;
         }
+        self.stats.qs_nodes += 1;
         if ply > 0
             && let Some(s) = ruled_score(pos, ply)
         {

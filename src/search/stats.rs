@@ -1,0 +1,185 @@
+//! Where a search's nodes go: counters of the main search's decisions (cut-offs, extensions,
+//! reductions, null moves), read by `xqtune bench --stats` to compare tree shapes. They count,
+//! they never steer: the search is the same with or without anyone reading them.
+
+use std::fmt;
+use std::ops::AddAssign;
+
+/// Counters of one search (or a sum of searches).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TreeStats {
+    /// Nodes of the main search (depth > 0) that were entered.
+    pub main_nodes: u64,
+    /// Quiescence nodes entered.
+    pub qs_nodes: u64,
+    /// Main-search nodes that returned on a transposition-table cut-off.
+    pub tt_cuts: u64,
+    /// Main-search nodes whose move loop ended with a beta cut-off.
+    pub fail_highs: u64,
+    /// Of those, the cut-offs by the first move searched.
+    pub first_move_fail_highs: u64,
+    /// Main-search nodes whose move loop ended without a move raising alpha.
+    pub fail_lows: u64,
+    /// Moves searched in main-search nodes (chance moves included).
+    pub moves_searched: u64,
+    /// Moves extended for giving check.
+    pub check_extensions: u64,
+    /// TT moves extended by the singular test (one ply or two).
+    pub singular_extensions: u64,
+    /// Of those, the double extensions.
+    pub double_extensions: u64,
+    /// TT moves reduced by the singular test (not singular while expected to cut).
+    pub negative_extensions: u64,
+    /// Nodes cut by the singular test's multi-cut.
+    pub multi_cuts: u64,
+    /// Null-move searches, and those that cut.
+    pub null_tries: u64,
+    pub null_cuts: u64,
+    /// Moves searched with a late-move reduction, and those re-searched at full depth.
+    pub reduced: u64,
+    pub re_searched: u64,
+}
+
+impl AddAssign for TreeStats {
+    fn add_assign(&mut self, o: TreeStats) {
+        self.main_nodes += o.main_nodes;
+        self.qs_nodes += o.qs_nodes;
+        self.tt_cuts += o.tt_cuts;
+        self.fail_highs += o.fail_highs;
+        self.first_move_fail_highs += o.first_move_fail_highs;
+        self.fail_lows += o.fail_lows;
+        self.moves_searched += o.moves_searched;
+        self.check_extensions += o.check_extensions;
+        self.singular_extensions += o.singular_extensions;
+        self.double_extensions += o.double_extensions;
+        self.negative_extensions += o.negative_extensions;
+        self.multi_cuts += o.multi_cuts;
+        self.null_tries += o.null_tries;
+        self.null_cuts += o.null_cuts;
+        self.reduced += o.reduced;
+        self.re_searched += o.re_searched;
+    }
+}
+
+/// `part / whole` in percent (0 for an empty whole).
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+impl fmt::Display for TreeStats {
+    /// The report `xqtune bench --stats` prints: counts, and the rates engine authors compare.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let nodes = self.main_nodes + self.qs_nodes;
+        let rows: [(&str, u64, f64, &str); 10] = [
+            (
+                "quiescence nodes",
+                self.qs_nodes,
+                percent(self.qs_nodes, nodes),
+                "% of all nodes",
+            ),
+            (
+                "TT cut-offs",
+                self.tt_cuts,
+                percent(self.tt_cuts, self.main_nodes),
+                "% of main nodes",
+            ),
+            (
+                "fail-high nodes",
+                self.fail_highs,
+                percent(self.fail_highs, self.main_nodes),
+                "% of main nodes",
+            ),
+            (
+                "first-move cut-offs",
+                self.first_move_fail_highs,
+                percent(self.first_move_fail_highs, self.fail_highs),
+                "% of fail-highs",
+            ),
+            (
+                "fail-low nodes",
+                self.fail_lows,
+                percent(self.fail_lows, self.main_nodes),
+                "% of main nodes",
+            ),
+            (
+                "check extensions",
+                self.check_extensions,
+                percent(self.check_extensions, self.moves_searched),
+                "% of moves searched",
+            ),
+            (
+                "singular extensions",
+                self.singular_extensions,
+                percent(self.singular_extensions, self.moves_searched),
+                "% of moves searched",
+            ),
+            (
+                "null-move cut-offs",
+                self.null_cuts,
+                percent(self.null_cuts, self.null_tries),
+                "% of null-move tries",
+            ),
+            (
+                "reduced moves",
+                self.reduced,
+                percent(self.reduced, self.moves_searched),
+                "% of moves searched",
+            ),
+            (
+                "re-searched",
+                self.re_searched,
+                percent(self.re_searched, self.reduced),
+                "% of reduced moves",
+            ),
+        ];
+        writeln!(f, "{:<22}{:>12}", "main-search nodes", self.main_nodes)?;
+        writeln!(
+            f,
+            "{:<22}{:>12}  {:.2} a node",
+            "moves searched",
+            self.moves_searched,
+            self.moves_searched as f64 / self.main_nodes.max(1) as f64
+        )?;
+        for (name, n, pct, of) in rows {
+            writeln!(f, "{name:<22}{n:>12}  {pct:5.1} {of}")?;
+        }
+        write!(
+            f,
+            "{:<22}{:>12}  double {}, negative {}",
+            "multi-cuts", self.multi_cuts, self.double_extensions, self.negative_extensions
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_add_every_counter_and_the_report_names_the_rates() {
+        let one = TreeStats {
+            main_nodes: 10,
+            qs_nodes: 30,
+            fail_highs: 4,
+            first_move_fail_highs: 3,
+            reduced: 8,
+            re_searched: 2,
+            ..Default::default()
+        };
+        let mut sum = one;
+        sum += one;
+        assert_eq!(sum.main_nodes, 20);
+        assert_eq!(sum.qs_nodes, 60);
+        assert_eq!(sum.first_move_fail_highs, 6);
+        let text = sum.to_string();
+        assert!(text.contains("75.0 % of all nodes"), "{text}");
+        assert!(text.contains("75.0 % of fail-highs"), "{text}");
+        assert!(text.contains("25.0 % of reduced moves"), "{text}");
+        // Empty counters report zero rates, not NaN.
+        assert!(!TreeStats::default().to_string().contains("NaN"));
+    }
+}
