@@ -1043,8 +1043,14 @@ impl Searcher {
                 }
                 searched += 1;
                 self.stats.moves_searched += 1;
-                let check_ext =
-                    (gives_check && (ply as i32) < 2 * self.root_depth && ply + 4 < MAX_PLY) as i32;
+                // Check extension where the depth left is at least `check_ext_min_depth` (0,
+                // the default: every check; Stockfish and Pikafish extend checks only above
+                // depth 10). Its SPRT is in docs/measurements.md; the constant is left to a
+                // timed SPSA.
+                let check_ext = (gives_check
+                    && depth >= p.check_ext_min_depth
+                    && (ply as i32) < 2 * self.root_depth
+                    && ply + 4 < MAX_PLY) as i32;
                 self.stats.check_extensions += check_ext as u64;
                 let ext = if m == tt_move && tt_ext != 0 && ply + 4 < MAX_PLY {
                     tt_ext.max(check_ext)
