@@ -531,12 +531,13 @@ impl Searcher {
         best
     }
 
-    /// Nodes searched by the last (or running) search, all threads together.
-    /// Where the last search's nodes went.
+    /// Where the last search's nodes went (this thread's search; Lazy SMP helpers keep their
+    /// own).
     pub fn tree_stats(&self) -> stats::TreeStats {
         self.stats
     }
 
+    /// Nodes searched by the last (or running) search, all threads together.
     pub fn nodes(&self) -> u64 {
         self.total_nodes()
     }
@@ -1126,13 +1127,12 @@ impl Searcher {
                 best_score
             };
         }
-        if best_score >= beta {
-            self.stats.fail_highs += 1;
-            self.stats.first_move_fail_highs += (searched == 1) as u64;
-        } else if best_move.is_null() {
+        if best_score < beta && best_move.is_null() {
             self.stats.fail_lows += 1;
         }
         if best_score >= beta {
+            self.stats.fail_highs += 1;
+            self.stats.first_move_fail_highs += (searched == 1) as u64;
             let bonus = (depth * depth).min(1200) * 16;
             let max = p.history_max.max(1);
             if !pos.is_capture(best_move) {
