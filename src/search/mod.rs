@@ -1127,12 +1127,7 @@ impl Searcher {
                 best_score
             };
         }
-        if best_score < beta && best_move.is_null() {
-            self.stats.fail_lows += 1;
-        }
         if best_score >= beta {
-            self.stats.fail_highs += 1;
-            self.stats.first_move_fail_highs += (searched == 1) as u64;
             let bonus = (depth * depth).min(1200) * 16;
             let max = p.history_max.max(1);
             if !pos.is_capture(best_move) {
@@ -1168,6 +1163,14 @@ impl Searcher {
         } else {
             Bound::Upper
         };
+        match bound {
+            Bound::Lower => {
+                self.stats.fail_highs += 1;
+                self.stats.first_move_fail_highs += (searched == 1) as u64;
+            }
+            Bound::Upper => self.stats.fail_lows += 1,
+            Bound::Exact => {}
+        }
         // The search's result teaches the correction when it says more than the static
         // evaluation could: not in check, not decided by a capture (the evaluation does not
         // see those), and not a bound on the wrong side of the evaluation.

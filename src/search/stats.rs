@@ -73,80 +73,38 @@ fn percent(part: u64, whole: u64) -> f64 {
 impl fmt::Display for TreeStats {
     /// The report `xqtune bench --stats` prints: counts, and the rates engine authors compare.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let nodes = self.main_nodes + self.qs_nodes;
-        let rows: [(&str, u64, f64, &str); 10] = [
-            (
-                "quiescence nodes",
-                self.qs_nodes,
-                percent(self.qs_nodes, nodes),
-                "% of all nodes",
-            ),
-            (
-                "TT cut-offs",
-                self.tt_cuts,
-                percent(self.tt_cuts, self.main_nodes),
-                "% of main nodes",
-            ),
-            (
-                "fail-high nodes",
-                self.fail_highs,
-                percent(self.fail_highs, self.main_nodes),
-                "% of main nodes",
-            ),
-            (
-                "first-move cut-offs",
-                self.first_move_fail_highs,
-                percent(self.first_move_fail_highs, self.fail_highs),
-                "% of fail-highs",
-            ),
-            (
-                "fail-low nodes",
-                self.fail_lows,
-                percent(self.fail_lows, self.main_nodes),
-                "% of main nodes",
-            ),
-            (
-                "check extensions",
-                self.check_extensions,
-                percent(self.check_extensions, self.moves_searched),
-                "% of moves searched",
-            ),
-            (
-                "singular extensions",
-                self.singular_extensions,
-                percent(self.singular_extensions, self.moves_searched),
-                "% of moves searched",
-            ),
-            (
-                "null-move cut-offs",
-                self.null_cuts,
-                percent(self.null_cuts, self.null_tries),
-                "% of null-move tries",
-            ),
-            (
-                "reduced moves",
-                self.reduced,
-                percent(self.reduced, self.moves_searched),
-                "% of moves searched",
-            ),
-            (
-                "re-searched",
-                self.re_searched,
-                percent(self.re_searched, self.reduced),
-                "% of reduced moves",
-            ),
-        ];
-        writeln!(f, "{:<22}{:>12}", "main-search nodes", self.main_nodes)?;
+        let TreeStats {
+            main_nodes: main,
+            moves_searched: moves,
+            ..
+        } = *self;
+        writeln!(f, "{:<22}{main:>12}", "main-search nodes")?;
+        let per_node = moves as f64 / main.max(1) as f64;
         writeln!(
             f,
-            "{:<22}{:>12}  {:.2} a node",
-            "moves searched",
-            self.moves_searched,
-            self.moves_searched as f64 / self.main_nodes.max(1) as f64
+            "{:<22}{moves:>12}  {per_node:.2} a node",
+            "moves searched"
         )?;
-        for (name, n, pct, of) in rows {
-            writeln!(f, "{name:<22}{n:>12}  {pct:5.1} {of}")?;
-        }
+        // One line a counter: its name, its count, and its share of what it is a part of.
+        let mut row = |name: &str, n: u64, whole: u64, of: &str| {
+            writeln!(f, "{name:<22}{n:>12}  {:5.1} % of {of}", percent(n, whole))
+        };
+        let all = main + self.qs_nodes;
+        let searched = "moves searched";
+        row("quiescence nodes", self.qs_nodes, all, "all nodes")?;
+        row("TT cut-offs", self.tt_cuts, main, "main nodes")?;
+        row("fail-high nodes", self.fail_highs, main, "main nodes")?;
+        let (first, highs) = (self.first_move_fail_highs, self.fail_highs);
+        row("first-move cut-offs", first, highs, "fail-highs")?;
+        row("fail-low nodes", self.fail_lows, main, "main nodes")?;
+        row("check extensions", self.check_extensions, moves, searched)?;
+        let singular = self.singular_extensions;
+        row("singular extensions", singular, moves, searched)?;
+        let (cuts, tries) = (self.null_cuts, self.null_tries);
+        row("null-move cut-offs", cuts, tries, "null-move tries")?;
+        row("reduced moves", self.reduced, moves, searched)?;
+        let (again, reduced) = (self.re_searched, self.reduced);
+        row("re-searched", again, reduced, "reduced moves")?;
         write!(
             f,
             "{:<22}{:>12}  double {}, negative {}",
