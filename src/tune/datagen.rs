@@ -22,8 +22,9 @@
 //! own quiescence does, instead of searching one made-up identity. A capture *of* a dark piece
 //! is searched like any other (the capturer's view learns nothing more from it).
 //!
-//! Games are played in parallel (rayon) in chunks; after each chunk the lines are appended to
-//! `<out>.partial` and `<out>.progress.json` records how far it got (atomic rename), so a killed
+//! Games are played in parallel as one stream of executor jobs (threads, and the ranks of an MPI
+//! job); their lines are appended to `<out>.partial` in game order, and every two seconds the
+//! file is synced and `<out>.progress.json` records how far it got (atomic rename), so a killed
 //! run resumes where it stopped and the final file appears only when complete (a rename). The
 //! dataset's folder README gets an entry saying how the file was made.
 
@@ -40,9 +41,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug, Clone, PartialEq)]
 pub struct DatagenArgs {
@@ -456,42 +459,59 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
             .unwrap_or(1)
     });
     let games = Arc::new(SelfPlay::new(&settings, eval.clone(), network.clone()));
-    let chunk = (crate::exec::slots(threads) as u64 * 4).max(8);
     let bar = super::driver::progress(args.games, progress.next_game, "datagen");
-    while progress.next_game < args.games {
-        if stop_requested() {
-            bar.abandon();
-            println!(
-                "stopped at game {}; run the same command again to continue",
-                progress.next_game
-            );
-            return Ok(progress.positions);
+    // One stream of games over every thread (and rank): no thread waits for the slowest game
+    // of a batch. Lines are appended in game order (a finished game waits in `ready` for those
+    // before it), and the partial file is synced and the progress file rewritten at most
+    // every CHECKPOINT.
+    let first = progress.next_game;
+    let jobs: Vec<DatagenJob> = (first..args.games)
+        .map(|index| DatagenJob {
+            index,
+            games: games.clone(),
+        })
+        .collect();
+    let mut stream = Stream {
+        part: &mut part,
+        prog_p: &prog_p,
+        packed,
+        ready: BTreeMap::new(),
+        pending: Vec::new(),
+        next: first,
+        positions: 0,
+        synced: Instant::now(),
+        error: None,
+    };
+    crate::exec::map(jobs, threads, &mut |i, lines| {
+        stream.ready.insert(first + i as u64, lines);
+        if let Err(e) = stream.take_ready() {
+            stream.error = Some(e);
+            return false;
         }
-        let end = (progress.next_game + chunk).min(args.games);
-        let jobs = (progress.next_game..end)
-            .map(|index| DatagenJob {
-                index,
-                games: games.clone(),
-            })
-            .collect();
-        let lines: Vec<Vec<String>> = crate::exec::map_all(jobs, threads);
-        let mut bytes = Vec::new();
-        for l in lines.iter().flatten() {
-            if packed {
-                bytes.extend_from_slice(&pack_line(l)?.0);
-            } else {
-                bytes.extend_from_slice(l.as_bytes());
-                bytes.push(b'\n');
-            }
-            progress.positions += 1;
+        if stream.synced.elapsed() >= CHECKPOINT
+            && let Err(e) = stream.sync(&mut progress)
+        {
+            stream.error = Some(e);
+            return false;
         }
-        part.write_all(&bytes)
-            .and_then(|_| part.sync_data())
-            .map_err(|e| io_err(&part_p, e))?;
-        progress.bytes += bytes.len() as u64;
-        progress.next_game = end;
-        write_json(&prog_p, &progress)?;
-        bar.set(end, format!("{} positions", progress.positions));
+        bar.set(
+            stream.next,
+            format!("{} positions", progress.positions + stream.positions),
+        );
+        !stop_requested()
+    });
+    if let Some(e) = stream.error.take() {
+        bar.abandon();
+        return Err(e);
+    }
+    stream.sync(&mut progress)?;
+    if progress.next_game < args.games {
+        bar.abandon();
+        println!(
+            "stopped at game {}; run the same command again to continue",
+            progress.next_game
+        );
+        return Ok(progress.positions);
     }
     bar.finish();
     drop(part);
@@ -515,6 +535,64 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         out.display()
     );
     Ok(progress.positions)
+}
+
+/// How often a running datagen makes its partial file durable and records its progress.
+const CHECKPOINT: Duration = Duration::from_secs(2);
+
+/// Datagen's writer: finished games in, lines out in game order.
+struct Stream<'a> {
+    part: &'a mut std::fs::File,
+    prog_p: &'a Path,
+    packed: bool,
+    /// Finished games not yet written, by game index (those after a game still running).
+    ready: BTreeMap<u64, Vec<String>>,
+    /// Bytes of games `..next` not yet in the partial file.
+    pending: Vec<u8>,
+    /// The first game not yet in `pending`.
+    next: u64,
+    /// Positions in `pending`.
+    positions: u64,
+    synced: Instant,
+    error: Option<TuneError>,
+}
+
+impl Stream<'_> {
+    /// Moves the games that now follow without a gap from `ready` to `pending`.
+    fn take_ready(&mut self) -> Result<(), TuneError> {
+        while let Some(lines) = self.ready.remove(&self.next) {
+            for l in &lines {
+                if self.packed {
+                    self.pending.extend_from_slice(&pack_line(l)?.0);
+                } else {
+                    self.pending.extend_from_slice(l.as_bytes());
+                    self.pending.push(b'\n');
+                }
+                self.positions += 1;
+            }
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    /// Appends `pending` to the partial file, syncs it, then records the progress (atomically).
+    fn sync(&mut self, progress: &mut ProgressRecord) -> Result<(), TuneError> {
+        self.synced = Instant::now();
+        if self.next == progress.next_game {
+            return Ok(());
+        }
+        let part_p = partial_path(&progress.args.out);
+        self.part
+            .write_all(&self.pending)
+            .and_then(|_| self.part.sync_data())
+            .map_err(|e| io_err(&part_p, e))?;
+        progress.bytes += self.pending.len() as u64;
+        progress.positions += self.positions;
+        progress.next_game = self.next;
+        self.pending.clear();
+        self.positions = 0;
+        write_json(self.prog_p, progress)
+    }
 }
 
 /// One of datagen's own lines as a packed record.
@@ -760,6 +838,73 @@ mod tests {
             e.contains("--net") && e.contains("a.txt") && e.contains("bad magic"),
             "{e}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Games finish out of order on many threads; the file gets them in game order, and the
+    /// progress record counts only games written without a gap.
+    #[test]
+    fn finished_games_are_written_in_game_order() {
+        let dir = std::env::temp_dir().join(format!("xqtune-datagen-order-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("o.txt");
+        let mut part = std::fs::File::create(partial_path(&out)).unwrap();
+        let prog_p = progress_path(&out);
+        let settings = DatagenSettings::from(&DatagenArgs {
+            variant: Variant::Xiangqi,
+            games: 9,
+            nodes: 1,
+            depth: None,
+            seed: 1,
+            concurrency: None,
+            out: out.clone(),
+            random_plies: 0,
+            skip_plies: 0,
+            max_plies: 1,
+            params: None,
+            net: None,
+            force: false,
+        });
+        let mut progress = ProgressRecord {
+            args: settings,
+            next_game: 5,
+            bytes: 0,
+            positions: 0,
+        };
+        let mut s = Stream {
+            part: &mut part,
+            prog_p: &prog_p,
+            packed: false,
+            ready: BTreeMap::new(),
+            pending: Vec::new(),
+            next: 5,
+            positions: 0,
+            synced: Instant::now(),
+            error: None,
+        };
+        let game = |g: u64, n: usize| (0..n).map(|k| format!("g{g}p{k}")).collect::<Vec<_>>();
+        s.ready.insert(7, game(7, 1));
+        s.ready.insert(6, game(6, 0));
+        s.take_ready().unwrap();
+        assert_eq!((s.next, s.positions), (5, 0));
+        s.sync(&mut progress).unwrap();
+        assert_eq!((progress.next_game, progress.bytes), (5, 0));
+        s.ready.insert(5, game(5, 2));
+        s.take_ready().unwrap();
+        assert_eq!((s.next, s.positions), (8, 3));
+        s.ready.insert(9, game(9, 1));
+        s.sync(&mut progress).unwrap();
+        drop(s);
+        assert_eq!(
+            std::fs::read_to_string(partial_path(&out)).unwrap(),
+            "g5p0\ng5p1\ng7p0\n"
+        );
+        assert_eq!(
+            (progress.next_game, progress.bytes, progress.positions),
+            (8, 15, 3)
+        );
+        let saved: ProgressRecord = read_json(&prog_p).unwrap();
+        assert_eq!((saved.next_game, saved.bytes, saved.positions), (8, 15, 3));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
