@@ -473,6 +473,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         .collect();
     let mut stream = Stream {
         part: &mut part,
+        part_p: &part_p,
         prog_p: &prog_p,
         packed,
         ready: BTreeMap::new(),
@@ -480,18 +481,11 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         next: first,
         positions: 0,
         synced: Instant::now(),
-        error: None,
     };
+    let mut error = None;
     crate::exec::map(jobs, threads, &mut |i, lines| {
-        stream.ready.insert(first + i as u64, lines);
-        if let Err(e) = stream.take_ready() {
-            stream.error = Some(e);
-            return false;
-        }
-        if stream.synced.elapsed() >= CHECKPOINT
-            && let Err(e) = stream.sync(&mut progress)
-        {
-            stream.error = Some(e);
+        if let Err(e) = stream.add(first + i as u64, lines, &mut progress) {
+            error = Some(e);
             return false;
         }
         bar.set(
@@ -500,7 +494,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         );
         !stop_requested()
     });
-    if let Some(e) = stream.error.take() {
+    if let Some(e) = error {
         bar.abandon();
         return Err(e);
     }
@@ -543,6 +537,7 @@ const CHECKPOINT: Duration = Duration::from_secs(2);
 /// Datagen's writer: finished games in, lines out in game order.
 struct Stream<'a> {
     part: &'a mut std::fs::File,
+    part_p: &'a Path,
     prog_p: &'a Path,
     packed: bool,
     /// Finished games not yet written, by game index (those after a game still running).
@@ -554,10 +549,24 @@ struct Stream<'a> {
     /// Positions in `pending`.
     positions: u64,
     synced: Instant,
-    error: Option<TuneError>,
 }
 
 impl Stream<'_> {
+    /// Takes game `game`'s lines; syncs when CHECKPOINT has passed since the last sync.
+    fn add(
+        &mut self,
+        game: u64,
+        lines: Vec<String>,
+        progress: &mut ProgressRecord,
+    ) -> Result<(), TuneError> {
+        self.ready.insert(game, lines);
+        self.take_ready()?;
+        if self.synced.elapsed() >= CHECKPOINT {
+            self.sync(progress)?;
+        }
+        Ok(())
+    }
+
     /// Moves the games that now follow without a gap from `ready` to `pending`.
     fn take_ready(&mut self) -> Result<(), TuneError> {
         while let Some(lines) = self.ready.remove(&self.next) {
@@ -581,11 +590,10 @@ impl Stream<'_> {
         if self.next == progress.next_game {
             return Ok(());
         }
-        let part_p = partial_path(&progress.args.out);
         self.part
             .write_all(&self.pending)
             .and_then(|_| self.part.sync_data())
-            .map_err(|e| io_err(&part_p, e))?;
+            .map_err(|e| io_err(self.part_p, e))?;
         progress.bytes += self.pending.len() as u64;
         progress.positions += self.positions;
         progress.next_game = self.next;
@@ -848,7 +856,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("xqtune-datagen-order-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let out = dir.join("o.txt");
-        let mut part = std::fs::File::create(partial_path(&out)).unwrap();
+        let part_p = partial_path(&out);
+        let mut part = std::fs::File::create(&part_p).unwrap();
         let prog_p = progress_path(&out);
         let settings = DatagenSettings::from(&DatagenArgs {
             variant: Variant::Xiangqi,
@@ -873,6 +882,7 @@ mod tests {
         };
         let mut s = Stream {
             part: &mut part,
+            part_p: &part_p,
             prog_p: &prog_p,
             packed: false,
             ready: BTreeMap::new(),
@@ -880,7 +890,6 @@ mod tests {
             next: 5,
             positions: 0,
             synced: Instant::now(),
-            error: None,
         };
         let game = |g: u64, n: usize| (0..n).map(|k| format!("g{g}p{k}")).collect::<Vec<_>>();
         s.ready.insert(7, game(7, 1));
@@ -896,7 +905,7 @@ mod tests {
         s.sync(&mut progress).unwrap();
         drop(s);
         assert_eq!(
-            std::fs::read_to_string(partial_path(&out)).unwrap(),
+            std::fs::read_to_string(&part_p).unwrap(),
             "g5p0\ng5p1\ng7p0\n"
         );
         assert_eq!(
