@@ -32,7 +32,9 @@ pub struct SpsaArgs {
     /// Iterations: each plays --games games and moves θ once.
     #[arg(long, default_value_t = 2000)]
     pub iterations: u64,
-    /// Games per iteration (pairs of θ+ against θ−, colours swapped).
+    /// Games per iteration (pairs of θ+ against θ−, colours swapped). The schedule counts game
+    /// pairs, as fishtest's does, so 2000 iterations of 2 games and 125 of 32 spend the same
+    /// games on the same schedule; only the games of one iteration run at the same time.
     #[arg(long, default_value_t = 2)]
     pub games: usize,
     /// c_end in units of each parameter's step.
@@ -85,7 +87,10 @@ impl From<&SpsaArgs> for SpsaSettings {
     }
 }
 
-/// Per-parameter schedule constants.
+/// Per-parameter schedule constants. The schedule counts game pairs, as fishtest's `iter`
+/// does: iteration `k` plays `pairs` pairs with one Δ and reads a and c at its first pair,
+/// `k · pairs`, so the games per iteration set how many games run at once, not how far θ
+/// moves over a run of the same games.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Schedule {
     pub a: Vec<f64>,
@@ -93,22 +98,30 @@ pub struct Schedule {
     pub big_a: f64,
     pub alpha: f64,
     pub gamma: f64,
+    /// Game pairs per iteration (at least 1).
+    pub pairs: u64,
+    /// Game pairs over the whole run: iterations · pairs.
+    pub n: u64,
 }
 
 impl Schedule {
-    /// From c_end = c_end_steps · step and r_end = lr · step / c_end² over `n` iterations:
-    /// c = c_end · n^gamma and a = r_end · c_end² · (A + n)^alpha, so that c_k and a_k / c_k²
-    /// reach exactly c_end and r_end at the last iteration (k = n − 1).
+    /// From c_end = c_end_steps · step and r_end = lr · step / c_end² over `n` = iterations ·
+    /// pairs game pairs: c = c_end · n^gamma and a = r_end · c_end² · (A + n)^alpha, so that
+    /// c and a / c² reach exactly c_end and r_end at the last pair (n − 1); A = a_ratio · n.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         genes: &[Gene],
-        n: u64,
+        iterations: u64,
+        pairs: u64,
         c_end_steps: f64,
         lr: f64,
         a_ratio: f64,
         alpha: f64,
         gamma: f64,
     ) -> Schedule {
-        let n = n.max(1) as f64;
+        let pairs = pairs.max(1);
+        let total = iterations.max(1) * pairs;
+        let n = total as f64;
         let big_a = a_ratio * n;
         let (mut a, mut c) = (vec![], vec![]);
         for g in genes {
@@ -122,13 +135,15 @@ impl Schedule {
             big_a,
             alpha,
             gamma,
+            pairs,
+            n: total,
         }
     }
 
     /// Replaces the constants of the parameters that bring their own c_end and r_end (an
     /// engine's parameter file, as fishtest takes them: a_end = r_end · c_end²).
-    pub fn with_ends(mut self, ends: &[Option<(f64, f64)>], n: u64) -> Schedule {
-        let n = n.max(1) as f64;
+    pub fn with_ends(mut self, ends: &[Option<(f64, f64)>]) -> Schedule {
+        let n = self.n as f64;
         for (i, e) in ends.iter().enumerate() {
             if let (Some((c_end, r_end)), Some(c), Some(a)) =
                 (e, self.c.get_mut(i), self.a.get_mut(i))
@@ -140,12 +155,14 @@ impl Schedule {
         self
     }
 
+    /// c at iteration `k`: at its first game pair, k · pairs.
     pub fn c_k(&self, i: usize, k: u64) -> f64 {
-        self.c[i] / ((k + 1) as f64).powf(self.gamma)
+        self.c[i] / ((k * self.pairs + 1) as f64).powf(self.gamma)
     }
 
+    /// a at iteration `k`: at its first game pair, k · pairs.
     pub fn a_k(&self, i: usize, k: u64) -> f64 {
-        self.a[i] / (self.big_a + k as f64 + 1.0).powf(self.alpha)
+        self.a[i] / (self.big_a + (k * self.pairs) as f64 + 1.0).powf(self.alpha)
     }
 }
 
@@ -252,13 +269,14 @@ impl<F: Play> SpsaTuner<F> {
         let schedule = Schedule::new(
             &genes,
             a.iterations,
+            pairs_per_iteration(a.games),
             a.c_end,
             a.lr,
             a.a_ratio,
             a.alpha,
             a.gamma,
         )
-        .with_ends(&ctx.space.ends(), a.iterations);
+        .with_ends(&ctx.space.ends());
         SpsaTuner {
             dir: ctx.dir.clone(),
             settings: ctx.settings.clone(),
@@ -300,12 +318,29 @@ impl<F: Play> Tuner for SpsaTuner<F> {
 
     fn banner(&self) -> String {
         let a = &self.settings.tuner;
-        format!(
+        let pairs = pairs_per_iteration(a.games);
+        let line = format!(
             "spsa: {} parameters, {} iterations of {} games",
             self.space.len(),
             a.iterations,
-            a.games.max(2)
-        )
+            2 * pairs
+        );
+        // θ+ and θ− each play the pairs against an opponent pool, against each other without.
+        let sides = match self.settings.common.opponents() {
+            Ok(pool) if !pool.is_empty() => 2,
+            _ => 1,
+        };
+        let at_once = (2 * pairs * sides) as usize;
+        let threads = self.settings.common.threads();
+        if threads > at_once {
+            format!(
+                "{line} (only {at_once} of {threads} threads can play at once: the games of one \
+                 iteration are all that run together; raise --games and lower --iterations, \
+                 the schedule counts game pairs)"
+            )
+        } else {
+            line
+        }
     }
 
     fn start(&mut self) -> Result<(SpsaState, Option<Vec<String>>), TuneError> {
@@ -467,7 +502,7 @@ pub fn play_games(
     let other = untuned_defaults(space.base.kind());
     let ea = space.apply(plus).player("plus", &other)?;
     let eb = space.apply(minus).player("minus", &other)?;
-    let pairs = (s.tuner.games / 2).max(1) as u64;
+    let pairs = pairs_per_iteration(s.tuner.games);
     let seed = mix(s.common.seed, &[k, 3]);
     let pool = s.common.opponents()?;
     if pool.is_empty() {
@@ -487,6 +522,11 @@ pub fn play_games(
         result: against_opponent(&totals[0], &totals[1]),
         games,
     })
+}
+
+/// Game pairs of one iteration of `games` games (at least one).
+pub fn pairs_per_iteration(games: usize) -> u64 {
+    (games / 2).max(1) as u64
 }
 
 /// `xqtune tune spsa`.
@@ -536,7 +576,7 @@ mod tests {
     fn schedule_values() {
         let gs = genes();
         let n = 1000;
-        let s = Schedule::new(&gs, n, 1.0, 0.02, 0.1, 0.602, 0.101);
+        let s = Schedule::new(&gs, n, 1, 1.0, 0.02, 0.1, 0.602, 0.101);
         assert!((s.big_a - 100.0).abs() < 1e-12);
         // c_k reaches c_end = step at the last iteration
         assert!((s.c_k(0, n - 1) - 10.0).abs() < 1e-9);
@@ -555,13 +595,56 @@ mod tests {
     fn per_parameter_ends_reach_c_end_and_r_end() {
         let gs = genes();
         let n = 500;
-        let s = Schedule::new(&gs, n, 1.0, 0.02, 0.1, 0.602, 0.101)
-            .with_ends(&[None, Some((3.0, 0.01))], n);
+        let s = Schedule::new(&gs, n, 1, 1.0, 0.02, 0.1, 0.602, 0.101)
+            .with_ends(&[None, Some((3.0, 0.01))]);
         // parameter 0 keeps its step-derived schedule, parameter 1 takes the file's values
         assert!((s.c_k(0, n - 1) - 10.0).abs() < 1e-9);
         assert!((s.c_k(1, n - 1) - 3.0).abs() < 1e-9);
         let r_end = s.a_k(1, n - 1) / s.c_k(1, n - 1).powi(2);
         assert!((r_end - 0.01).abs() < 1e-12, "{r_end}");
+    }
+
+    #[test]
+    fn a_batch_of_pairs_reads_the_pair_schedule_at_its_first_pair() {
+        let gs = genes();
+        let ends = [None, Some((3.0, 0.01))];
+        let single = Schedule::new(&gs, 1000, 1, 1.0, 0.02, 0.1, 0.602, 0.101).with_ends(&ends);
+        let batched = Schedule::new(&gs, 125, 8, 1.0, 0.02, 0.1, 0.602, 0.101).with_ends(&ends);
+        assert_eq!((batched.n, batched.big_a), (1000, single.big_a));
+        for i in 0..gs.len() {
+            for k in [0u64, 1, 7, 60, 124] {
+                assert_eq!(
+                    batched.c_k(i, k),
+                    single.c_k(i, 8 * k),
+                    "c, parameter {i}, k {k}"
+                );
+                assert_eq!(
+                    batched.a_k(i, k),
+                    single.a_k(i, 8 * k),
+                    "a, parameter {i}, k {k}"
+                );
+            }
+        }
+        // 8 pairs won move θ by 8 times what one pair won moves it, with the same a and c
+        let state = |k| SpsaState {
+            k,
+            theta: vec![0.0, 0.0],
+            start_vec: vec![],
+        };
+        let won = |pairs: u32| MatchResult {
+            wins: 2 * pairs,
+            draws: 0,
+            losses: 0,
+            pentanomial: [0, 0, 0, 0, pairs],
+        };
+        let delta = [1.0, -1.0];
+        let (mut one, mut eight) = (state(40), state(5));
+        update(&mut one, &gs, &single, &delta, &won(1));
+        update(&mut eight, &gs, &batched, &delta, &won(8));
+        for i in 0..2 {
+            assert!((eight.theta[i] - 8.0 * one.theta[i]).abs() < 1e-9, "{i}");
+        }
+        assert_eq!((pairs_per_iteration(16), pairs_per_iteration(3)), (8, 1));
     }
 
     #[test]
@@ -582,7 +665,7 @@ mod tests {
     #[test]
     fn update_moves_toward_winner_and_clamps() {
         let gs = genes();
-        let s = Schedule::new(&gs, 100, 1.0, 0.5, 0.1, 0.602, 0.101);
+        let s = Schedule::new(&gs, 100, 1, 1.0, 0.5, 0.1, 0.602, 0.101);
         let mut st = SpsaState {
             k: 0,
             theta: vec![0.0, 99.5],
