@@ -120,36 +120,43 @@ impl Schedule {
         gamma: f64,
     ) -> Schedule {
         let pairs = pairs.max(1);
-        let total = iterations.max(1) * pairs;
-        let n = total as f64;
-        let big_a = a_ratio * n;
-        let (mut a, mut c) = (vec![], vec![]);
-        for g in genes {
-            let (c_end, r_end) = g.spsa_ends(c_end_steps, lr);
-            c.push(c_end * n.powf(gamma));
-            a.push(r_end * c_end * c_end * (big_a + n).powf(alpha));
-        }
-        Schedule {
-            a,
-            c,
-            big_a,
+        let n = iterations.max(1) * pairs;
+        let mut s = Schedule {
+            a: vec![],
+            c: vec![],
+            big_a: a_ratio * n as f64,
             alpha,
             gamma,
             pairs,
-            n: total,
+            n,
+        };
+        for g in genes {
+            let (c_end, r_end) = g.spsa_ends(c_end_steps, lr);
+            let (c, a) = s.constants(c_end, r_end);
+            s.c.push(c);
+            s.a.push(a);
         }
+        s
+    }
+
+    /// c and a of a parameter whose schedule ends at c_end and r_end: c = c_end · n^gamma and
+    /// a = r_end · c_end² · (A + n)^alpha.
+    fn constants(&self, c_end: f64, r_end: f64) -> (f64, f64) {
+        let n = self.n as f64;
+        (
+            c_end * n.powf(self.gamma),
+            r_end * c_end * c_end * (self.big_a + n).powf(self.alpha),
+        )
     }
 
     /// Replaces the constants of the parameters that bring their own c_end and r_end (an
     /// engine's parameter file, as fishtest takes them: a_end = r_end · c_end²).
     pub fn with_ends(mut self, ends: &[Option<(f64, f64)>]) -> Schedule {
-        let n = self.n as f64;
         for (i, e) in ends.iter().enumerate() {
-            if let (Some((c_end, r_end)), Some(c), Some(a)) =
-                (e, self.c.get_mut(i), self.a.get_mut(i))
+            if let Some((c_end, r_end)) = *e
+                && i < self.c.len()
             {
-                *c = c_end * n.powf(self.gamma);
-                *a = r_end * c_end * c_end * (self.big_a + n).powf(self.alpha);
+                (self.c[i], self.a[i]) = self.constants(c_end, r_end);
             }
         }
         self
