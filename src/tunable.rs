@@ -54,21 +54,23 @@ impl ParamSpec {
     }
 
     /// SPSA's perturbation and learning rate at the last iteration, (c_end, r_end), from the
-    /// declared step: c_end = `c_end_steps` · step and r_end = `lr` · step / c_end² (the flags
-    /// `--c-end` and `--lr` of `tune spsa`). The in-process schedule and the parameter file of
+    /// declared step: c_end = `c_end_steps` · step and r_end = `lr` / `c_end_steps` (the flags
+    /// `--c-end` and `--lr` of `tune spsa`). A unit of match result then moves a parameter by
+    /// r_end · c_end = `lr` steps at the last pair, whatever its step: the schedule is the same
+    /// in every parameter's own units, as fishtest's constant r_end with c_end in proportion to
+    /// the range makes it. The in-process schedule and the parameter file of
     /// `xqtune uci --print-tune` both take their numbers from here, so that tuning xqtune
     /// through UCI with that file perturbs and moves each parameter exactly as in-process.
     pub fn spsa_ends(&self, c_end_steps: f64, lr: f64) -> (f64, f64) {
-        let step = self.step() as f64;
-        let c_end = c_end_steps * step;
-        (c_end, lr * step / (c_end * c_end))
+        let c_end = c_end_steps * self.step() as f64;
+        (c_end, lr / c_end_steps)
     }
 }
 
 /// `tune spsa`'s default `--c-end` (in steps of each parameter).
 pub const SPSA_C_END_STEPS: f64 = 2.0;
-/// `tune spsa`'s default `--lr` (movement per unit of result at the last iteration, in steps).
-pub const SPSA_LR: f64 = 0.2;
+/// `tune spsa`'s default `--lr` (movement per unit of result at the last pair, in steps).
+pub const SPSA_LR: f64 = 0.05;
 
 /// The declaration of one tunable number: name, default, bounds and step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

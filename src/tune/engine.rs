@@ -315,7 +315,7 @@ pub const DEFAULT_LR: f64 = crate::tunable::SPSA_LR;
 
 impl EngineOption {
     /// SPSA's c_end and r_end for this option: the file's, or derived from the step as for
-    /// xqtune's own parameters (c_end = c_end_steps · step, r_end = lr · step / c_end²).
+    /// xqtune's own parameters (c_end = c_end_steps · step, r_end = lr / c_end_steps).
     pub fn ends(&self, c_end_steps: f64, lr: f64) -> (f64, f64) {
         match (self.c_end, self.r_end) {
             (Some(c), Some(r)) => (c, r),

@@ -40,8 +40,9 @@ pub struct SpsaArgs {
     /// c_end in units of each parameter's step.
     #[arg(long, default_value_t = crate::tunable::SPSA_C_END_STEPS)]
     pub c_end: f64,
-    /// Movement per unit of match result at the last iteration, in steps
-    /// (r_end = lr · step / c_end²; fishtest's usual r_end = 0.002 for step 10 is lr = 0.02).
+    /// Movement per unit of match result at the last pair, in steps of each parameter
+    /// (r_end = lr / c_end, c_end in steps; fishtest's usual r_end = 0.002 at c_end 2 is lr
+    /// 0.004). The random walk grows with the run: long runs take less (docs/tuning.md).
     #[arg(long, default_value_t = crate::tunable::SPSA_LR)]
     pub lr: f64,
     /// A as a fraction of the iterations.
@@ -105,7 +106,7 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// From c_end = c_end_steps · step and r_end = lr · step / c_end² over `n` = iterations ·
+    /// From c_end = c_end_steps · step and r_end = lr / c_end_steps over `n` = iterations ·
     /// pairs game pairs: c = c_end · n^gamma and a = r_end · c_end² · (A + n)^alpha, so that
     /// c and a / c² reach exactly c_end and r_end at the last pair (n − 1); A = a_ratio · n.
     #[allow(clippy::too_many_arguments)]
@@ -588,14 +589,32 @@ mod tests {
         // c_k reaches c_end = step at the last iteration
         assert!((s.c_k(0, n - 1) - 10.0).abs() < 1e-9);
         assert!((s.c_k(1, n - 1) - 2.0).abs() < 1e-9);
-        // r_k = a_k / c_k^2 reaches r_end = lr * step / c_end^2 (0.002 for step 10)
+        // r_k = a_k / c_k^2 reaches r_end = lr / c_end_steps (0.02 at c_end 1 step and lr 0.02)
         let r_end = s.a_k(0, n - 1) / s.c_k(0, n - 1).powi(2);
-        assert!((r_end - 0.002).abs() < 1e-12, "{r_end}");
+        assert!((r_end - 0.02).abs() < 1e-12, "{r_end}");
         // first iteration: c_0 = c, a_0 = a / (A + 1)^alpha
         assert!((s.c_k(0, 0) - 10.0 * 1000f64.powf(0.101)).abs() < 1e-9);
         assert!((s.a_k(0, 0) - s.a[0] / 101f64.powf(0.602)).abs() < 1e-12);
         // both decay
         assert!(s.c_k(0, 10) < s.c_k(0, 0) && s.a_k(0, 10) < s.a_k(0, 0));
+    }
+
+    #[test]
+    fn a_result_moves_every_parameter_the_same_number_of_its_steps() {
+        // steps 10 and 2: one unit of result moves each by lr steps at the last pair, and by
+        // the same number of its own steps at every pair before it
+        let gs = genes();
+        let n = 400;
+        let s = Schedule::new(&gs, n, 1, 2.0, 0.05, 0.1, 0.602, 0.101);
+        let steps = |i: usize, k: u64| s.a_k(i, k) / s.c_k(i, k) / gs[i].step() as f64;
+        assert!(
+            (steps(0, n - 1) - 0.05).abs() < 1e-12,
+            "{}",
+            steps(0, n - 1)
+        );
+        for k in [0, 1, 57, n - 1] {
+            assert!((steps(0, k) - steps(1, k)).abs() < 1e-12, "pair {k}");
+        }
     }
 
     #[test]
@@ -746,7 +765,7 @@ mod run_tests {
             "--verify",
             "none",
             "--lr",
-            "0.3",
+            "0.075",
             "--concurrency",
             "1",
             "--out",
