@@ -339,7 +339,8 @@ impl<F: Play> Tuner for SpsaTuner<F> {
             _ => 1,
         };
         let at_once = (2 * pairs * sides) as usize;
-        let threads = self.settings.common.threads();
+        // The whole job's threads: under MPI every rank's.
+        let threads = crate::exec::slots(self.settings.common.threads());
         if threads > at_once {
             format!(
                 "{line} (only {at_once} of {threads} threads can play at once: the games of one \
