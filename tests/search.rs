@@ -310,6 +310,50 @@ fn skill_levels_cap_depth_and_time() {
     assert_eq!(Skill::parse("grandmaster"), None);
 }
 
+/// ProbCut is tried only from `probcut_min_depth` on, and where it is tried, a capture that
+/// holds the raised bar cuts the node: the middlegames of the bench try it and cut with it at
+/// depth 9 from minimum depth 5, none tries it when its minimum depth is above the search's or
+/// 0 (off, the default), and the search without it is a different tree.
+#[test]
+fn probcut_is_tried_from_its_minimum_depth_and_cuts() {
+    let run = |params: SearchParams| {
+        let mut s = Searcher::new(Arc::new(EvalParams::default()), params, 4);
+        let mut tries = 0;
+        let mut cuts = 0;
+        let mut nodes = 0;
+        for (fen, moves) in xqtune::bench::BENCH_POSITIONS.iter().skip(8).take(6) {
+            let mut pos = Position::from_fen(fen).unwrap();
+            for m in moves.split_whitespace() {
+                let mv = pos.parse_move(m).unwrap();
+                pos.make_move(mv);
+            }
+            if pos.variant() != xqtune::core::Variant::Xiangqi {
+                continue;
+            }
+            s.new_game();
+            let r = s.search(&pos, &depth(9), &mut |_| {});
+            nodes += r.nodes;
+            tries += s.tree_stats().probcut_tries;
+            cuts += s.tree_stats().probcut_cuts;
+        }
+        (tries, cuts, nodes)
+    };
+    let from = |d: i32| SearchParams {
+        probcut_min_depth: d,
+        ..SearchParams::default()
+    };
+    let (tries, cuts, nodes) = run(from(5));
+    assert!(
+        tries > 0 && cuts > 0 && cuts <= tries,
+        "{tries} tries, {cuts} cuts"
+    );
+    let (tries_above, cuts_above, nodes_above) = run(from(12));
+    assert_eq!((tries_above, cuts_above), (0, 0));
+    assert_ne!(nodes, nodes_above);
+    let (tries_off, cuts_off, nodes_off) = run(SearchParams::default());
+    assert_eq!((tries_off, cuts_off, nodes_off), (0, 0, nodes_above));
+}
+
 #[test]
 fn search_params_round_trip_and_bounds() {
     let p = SearchParams::default();

@@ -1,6 +1,6 @@
 //! Alpha-beta search: iterative deepening with aspiration windows, principal variation search
-//! (PVS), a transposition table, quiescence search, null-move pruning, late-move reductions and
-//! the usual shallow-depth pruning rules, following the Chess Programming Wiki's descriptions
+//! (PVS), a transposition table, quiescence search, null-move pruning, ProbCut, late-move
+//! reductions and the usual shallow-depth pruning rules, following the Chess Programming Wiki's descriptions
 //! (<https://www.chessprogramming.org/Search>) and the shape of Stockfish's `search.cpp`.
 //!
 //! Xiangqi's game-end rulings are applied inside the tree: a position repeated once along the
@@ -39,6 +39,7 @@ pub use limits::{SearchLimits, Skill};
 pub use params::{DEFAULT_SEARCH_JSON, EngineOptions, SearchParams};
 pub use report::{SearchInfo, SearchResult, mate_in};
 
+use crate::core::see::SEE_VALUES;
 use crate::core::{Color, Move, PieceType, Position, Repetition, Variant};
 use crate::eval::nnue::{AccumulatorStack, FeatureDelta, Network, Networks, delta_of};
 use crate::eval::{EvalParams, Partial, evaluate_for};
@@ -57,6 +58,10 @@ pub const INF: i32 = 31_000;
 
 /// The deepest ply the search reaches (extensions included).
 pub const MAX_PLY: usize = 128;
+
+/// How much shallower than an ordinary child ProbCut searches a capture (Stockfish's depth − 4
+/// for the child); its table entry is stored `PROBCUT_REDUCTION` plies below the node's depth.
+const PROBCUT_REDUCTION: i32 = 3;
 
 /// A searcher with its own tables. One per game in self-play; an engine's searcher may have
 /// helper threads ([`Searcher::set_threads`], Lazy SMP in [`smp`]).
@@ -881,6 +886,31 @@ impl Searcher {
                     return if v >= MATE_BOUND { beta } else { v };
                 }
             }
+            // ProbCut (Stockfish): a capture whose reduced search beats beta by a margin would
+            // almost surely beat beta at full depth too, so the node is cut. Each capture that
+            // could win enough material is first checked by quiescence, then by a search
+            // `PROBCUT_REDUCTION` plies shallower; none at all when the table already knows a
+            // deep enough score below the bar. Off while `probcut_min_depth` is 0 (the
+            // default: its SPRTs at 2+0.02 were positive but undecided, docs/measurements.md).
+            let pc_beta = beta + p.probcut_margin - p.probcut_improving * improving as i32;
+            if p.probcut_min_depth > 0
+                && depth >= p.probcut_min_depth
+                && beta.abs() < MATE_BOUND
+                && pc_beta < MATE_BOUND
+                && !hit.is_some_and(|h| h.depth >= depth - PROBCUT_REDUCTION && h.score < pc_beta)
+            {
+                self.stats.probcut_tries += 1;
+                if let Some((v, m)) = self.probcut(pos, pc_beta, static_eval, depth, ply, cut_node)
+                {
+                    self.stats.probcut_cuts += 1;
+                    let d = depth - PROBCUT_REDUCTION;
+                    self.tt.store(key, ply, m, v, raw_eval, d, Bound::Lower);
+                    return v;
+                }
+                if self.stopped {
+                    return 0;
+                }
+            }
         }
 
         // Internal iterative reduction: without a TT move this node is probably less
@@ -1192,6 +1222,62 @@ impl Searcher {
         self.tt
             .store(key, ply, best_move, best_score, stored_eval, depth, bound);
         best_score
+    }
+
+    /// The ProbCut search of a node (see `negamax`): the captures of the side to move whose
+    /// material gain can reach `pc_beta` from `static_eval`, best first, each checked by
+    /// quiescence and then by a null-window search `PROBCUT_REDUCTION` plies shallower.
+    /// Returns the score and the capture of the first that holds `pc_beta`. Moves of dark
+    /// pieces (Jieqi chance nodes) are left to the full search.
+    fn probcut(
+        &mut self,
+        pos: &mut Position,
+        pc_beta: i32,
+        static_eval: i32,
+        depth: i32,
+        ply: usize,
+        cut_node: bool,
+    ) -> Option<(i32, Move)> {
+        let mut list = ScoredMoves::empty();
+        pos.legal_captures_into(&mut list.moves);
+        list.score_captures_with(pos, &self.heur);
+        let them = pos.side_to_move().flip();
+        let need = pc_beta - static_eval;
+        while let Some((m, _)) = list.next_move() {
+            if pos.is_dark(m.from()) {
+                continue;
+            }
+            // The exchange on the target square, at most one recapture deep: the victim,
+            // less the capturer where the opponent defends the square.
+            let value = |kind: PieceType| SEE_VALUES[kind.index()];
+            let victim = pos.piece_at(m.to()).map_or(0, |p| value(p.kind));
+            let attacker = pos.piece_at(m.from()).map_or(0, |p| value(p.kind));
+            let gain = if pos.is_attacked(m.to(), them) {
+                victim - attacker
+            } else {
+                victim
+            };
+            if gain < need {
+                continue;
+            }
+            let code = piece_code(pos, m.from().index());
+            self.tt.prefetch(pos.key_after(m));
+            self.cont_stack[ply] = cont_row(code, m.to().index());
+            self.make(pos, m);
+            let mut v = -self.qsearch(pos, -pc_beta, -pc_beta + 1, ply + 1);
+            if !self.stopped && v >= pc_beta {
+                let d = depth - 1 - PROBCUT_REDUCTION;
+                v = -self.negamax(pos, -pc_beta, -pc_beta + 1, d, ply + 1, !cut_node);
+            }
+            self.unmake(pos);
+            if self.stopped {
+                return None;
+            }
+            if v >= pc_beta {
+                return Some((v, m));
+            }
+        }
+        None
     }
 
     /// Quiescence search: captures only (in check: every evasion), with stand-pat, so that the

@@ -10,6 +10,7 @@
 //! applies, `*_margin` / `*_base` are centipawns, `*_divisor` scale a formula, `lmr_*` are in
 //! hundredths of a ply. `tm_*` are percentages of the time manager (`search/time.rs`), read only
 //! by searches with a clock: tune them with timed games (`--only 'tm_*'`), not node-limited ones.
+//! `probcut_min_depth` 0 turns ProbCut off (the default until an SPRT passes).
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
@@ -128,6 +129,9 @@ search_params! {
     lmr_divisor: 230 in 100..=500 step 10,
     lmr_history_divisor: 6000 in 1000..=32000 step 500,
     iir_min_depth: 5 in 2..=12 step 1,
+    probcut_min_depth: 0 in 0..=12 step 1,
+    probcut_margin: 150 in 50..=400 step 10,
+    probcut_improving: 50 in 0..=150 step 10,
     history_max: 16384 in 1024..=65536 step 1024,
     chance_scale: 250 in 100..=600 step 10,
     chance_max_nested: 2 in 1..=6 step 1,

@@ -35,6 +35,9 @@ pub struct TreeStats {
     /// Null-move searches, and those that cut.
     pub null_tries: u64,
     pub null_cuts: u64,
+    /// ProbCut: nodes that tried it, and nodes it cut.
+    pub probcut_tries: u64,
+    pub probcut_cuts: u64,
     /// Moves searched with a late-move reduction, and those re-searched at full depth.
     pub reduced: u64,
     pub re_searched: u64,
@@ -56,6 +59,8 @@ impl AddAssign for TreeStats {
         self.multi_cuts += o.multi_cuts;
         self.null_tries += o.null_tries;
         self.null_cuts += o.null_cuts;
+        self.probcut_tries += o.probcut_tries;
+        self.probcut_cuts += o.probcut_cuts;
         self.reduced += o.reduced;
         self.re_searched += o.re_searched;
     }
@@ -102,6 +107,8 @@ impl fmt::Display for TreeStats {
         row("singular extensions", singular, moves, searched)?;
         let (cuts, tries) = (self.null_cuts, self.null_tries);
         row("null-move cut-offs", cuts, tries, "null-move tries")?;
+        let (cuts, tries) = (self.probcut_cuts, self.probcut_tries);
+        row("ProbCut cut-offs", cuts, tries, "ProbCut tries")?;
         row("reduced moves", self.reduced, moves, searched)?;
         let (again, reduced) = (self.re_searched, self.reduced);
         row("re-searched", again, reduced, "reduced moves")?;
