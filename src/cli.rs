@@ -152,7 +152,31 @@ fn worker_threads(cli: &Cli) -> usize {
     given.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// The engine flags given before a subcommand, which only the engine without a subcommand
+/// reads (`xqtune --search-params F bench` would otherwise bench the embedded constants).
+fn engine_flags_given(a: &crate::uci::UciArgs) -> Vec<&'static str> {
+    let given = [
+        ("--params", a.params.is_some()),
+        ("--search-params", a.search_params.is_some()),
+        ("--net", a.net.is_some()),
+        ("--eval", a.eval.is_some()),
+        ("--tune-options", a.tune_options),
+        ("--print-tune", a.print_tune),
+    ];
+    given.iter().filter(|g| g.1).map(|g| g.0).collect()
+}
+
 fn run(cli: Cli) -> Result<()> {
+    if cli.command.is_some() {
+        let given = engine_flags_given(&cli.uci);
+        if !given.is_empty() {
+            anyhow::bail!(
+                "{} before the subcommand sets up the engine without a subcommand only; give \
+                 it after the subcommand (for example `xqtune bench --search-params FILE`)",
+                given.join(", ")
+            );
+        }
+    }
     match cli.command {
         None => crate::uci::run_with_args(&cli.uci),
         Some(Command::Uci(args)) => crate::uci::run_with_args(&args),

@@ -70,7 +70,7 @@ fn divide_prints_one_line_per_root_move_and_they_sum_to_the_total() {
 
 #[test]
 fn bad_arguments_fail_with_a_clear_message() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["perft", "--depth", "0"], "depth"),
         (&["perft", "--depth", "abc"], "depth"),
         (&["perft"], "--depth"),
@@ -86,6 +86,10 @@ fn bad_arguments_fail_with_a_clear_message() {
             "outside its palace",
         ),
         (&["perft", "--depth", "2", "--bogus"], "--bogus"),
+        (
+            &["--search-params", "params/search.json", "bench", "1"],
+            "--search-params before the subcommand",
+        ),
     ];
     for (args, needle) in cases {
         let o = xqtune(args);
