@@ -1,7 +1,8 @@
 //! Alpha-beta search: iterative deepening with aspiration windows, principal variation search
 //! (PVS), a transposition table, quiescence search, null-move pruning, ProbCut, late-move
-//! reductions and the usual shallow-depth pruning rules, following the Chess Programming Wiki's descriptions
-//! (<https://www.chessprogramming.org/Search>) and the shape of Stockfish's `search.cpp`.
+//! reductions and the usual shallow-depth pruning rules, following the Chess Programming
+//! Wiki's descriptions (<https://www.chessprogramming.org/Search>) and the shape of
+//! Stockfish's `search.cpp`.
 //!
 //! Xiangqi's game-end rulings are applied inside the tree: a position repeated once along the
 //! line is scored by [`Position::repetition`] (drawn, or lost by the side that checked or
