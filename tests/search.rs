@@ -321,17 +321,13 @@ fn probcut_is_tried_from_its_minimum_depth_and_cuts() {
         let mut tries = 0;
         let mut cuts = 0;
         let mut nodes = 0;
-        for (fen, moves) in xqtune::bench::BENCH_POSITIONS.iter().skip(8).take(6) {
-            let mut pos = Position::from_fen(fen).unwrap();
-            for m in moves.split_whitespace() {
-                let mv = pos.parse_move(m).unwrap();
-                pos.make_move(mv);
-            }
+        let positions = xqtune::bench::bench_positions().unwrap();
+        for pos in positions.iter().skip(8).take(6) {
             if pos.variant() != xqtune::core::Variant::Xiangqi {
                 continue;
             }
             s.new_game();
-            let r = s.search(&pos, &depth(9), &mut |_| {});
+            let r = s.search(pos, &depth(9), &mut |_| {});
             nodes += r.nodes;
             tries += s.tree_stats().probcut_tries;
             cuts += s.tree_stats().probcut_cuts;
