@@ -59,6 +59,9 @@ pub enum Command {
     /// Tune parameters: ga, spsa or texel (a run folder under results/).
     #[command(subcommand)]
     Tune(Box<crate::tune::TuneCommand>),
+    /// Make an unbalanced opening suite: score each opening with the engine, keep those in a
+    /// score window.
+    Book(crate::play::book::BookArgs),
     /// Generate labelled quiet positions from self-play (for `tune texel`).
     Datagen(crate::tune::datagen::DatagenArgs),
     /// The self-play learning loop: datagen with the best network, train, gate, repeat.
@@ -93,6 +96,7 @@ pub fn main() -> i32 {
                 | Command::Tournament(_)
                 | Command::Tune(_)
                 | Command::Datagen(_)
+                | Command::Book(_)
                 | Command::Learn(_)
         )
     );
@@ -120,6 +124,7 @@ fn registry() -> crate::exec::Registry {
     crate::exec::Registry::new()
         .job::<crate::play::job::GameJob>()
         .job::<crate::tune::datagen::DatagenJob>()
+        .job::<crate::play::book::BookJob>()
         .resident::<crate::tune::texel::data::TexelShare>()
         .resident::<crate::tune::nnue::data::NnueShare>()
 }
@@ -146,6 +151,7 @@ fn worker_threads(cli: &Cli) -> usize {
             crate::tune::TuneCommand::Nnue(a) => a.common.concurrency,
         },
         Some(Command::Datagen(a)) => a.concurrency,
+        Some(Command::Book(a)) => a.concurrency,
         Some(Command::Learn(a)) => a.common.concurrency,
         _ => None,
     };
@@ -181,6 +187,7 @@ fn run(cli: Cli) -> Result<()> {
         None => crate::uci::run_with_args(&cli.uci),
         Some(Command::Uci(args)) => crate::uci::run_with_args(&args),
         Some(Command::Bench(args)) => crate::bench::run_cli(&args),
+        Some(Command::Book(args)) => crate::play::book::run_cli(&args),
         Some(Command::Perft {
             depth,
             fen,

@@ -1,6 +1,6 @@
 #![cfg(feature = "mpi")]
 //! Many ranks, same results: `xqtune` under `mpirun -n 3` against one process, for `match`,
-//! `tune spsa|ga|texel|nnue` (Texel with L-BFGS and with Adam) and `datagen`, and a worker rank
+//! `tune spsa|ga|texel|nnue` (Texel with L-BFGS and with Adam), `datagen` and `book`, and a worker rank
 //! killed mid-run, then `--resume`.
 //! (Built with `--features mpi`; needs `mpirun` from OpenMPI.)
 
@@ -294,6 +294,50 @@ fn tuners_and_datagen_give_the_same_results_on_three_ranks() {
             "{variant} datagen differs between 1 and 3 ranks"
         );
     }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `book` on three ranks: the openings are scored in chunks on any rank (the network travels in
+/// the jobs), and the suite is the one a single process writes.
+#[test]
+fn book_gives_the_same_suite_on_three_ranks() {
+    let d = scratch("book");
+    let net = d.join("random.nnue");
+    xqtune::eval::nnue::Network::random(4, 32, 4, xqtune::eval::nnue::Activation::SCReLU)
+        .save(&net)
+        .unwrap();
+    // 70 openings: three chunks of jobs
+    let suite = d.join("suite.txt");
+    let lines: Vec<&str> = xqtune::play::openings::DEFAULT_OPENINGS
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .take(70)
+        .collect();
+    std::fs::write(&suite, lines.join("\n")).unwrap();
+    let mut books = Vec::new();
+    for ranks in [0, 3] {
+        let out = d.join(format!("book{ranks}.txt"));
+        run(
+            ranks,
+            &[
+                "book",
+                suite.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--net",
+                net.to_str().unwrap(),
+                "--nodes",
+                "300",
+                "--window",
+                "0..100000",
+                "--concurrency",
+                "1",
+            ],
+        );
+        books.push(std::fs::read_to_string(&out).expect("book output"));
+    }
+    assert_eq!(books[0].lines().filter(|l| !l.starts_with('#')).count(), 70);
+    assert_eq!(books[0], books[1], "book differs between 1 and 3 ranks");
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -8,6 +8,7 @@
 //! adds external engines, a progress bar and records under `results/`.
 
 pub mod affinity;
+pub mod book;
 pub mod external;
 pub mod game;
 pub mod jieqi;
