@@ -38,7 +38,7 @@ const CHUNK: usize = 32;
 const HASH_MB: usize = 16;
 
 /// The first line of a `.scores` file: the format, then the key of the settings.
-const PARTIAL_TAG: &str = "xqtune book scores v1";
+const SCORES_TAG: &str = "xqtune book scores v1";
 
 /// `xqtune book SUITE -o OUT [--window LO..HI] [--nodes N] ...`.
 #[derive(clap::Args, Debug, Clone)]
@@ -285,9 +285,13 @@ fn resume_scores(path: &Path, key: &str) -> Result<Vec<Score>> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Ok(Vec::new());
     };
+    if !text.contains('\n') {
+        // killed before its first line was complete: nothing was scored
+        return Ok(Vec::new());
+    }
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().unwrap_or("").trim_end();
-    if first != format!("{PARTIAL_TAG} {key}") {
+    if first != format!("{SCORES_TAG} {key}") {
         bail!(
             "{} belongs to a book run with other openings or settings; delete it or use them",
             path.display()
@@ -348,7 +352,7 @@ pub fn run_cli(args: &BookArgs) -> Result<()> {
         bail!("--nodes must be at least 1");
     }
     let out = &args.output;
-    let partial = scores_path(out);
+    let scores_file = scores_path(out);
     if out.exists() && !args.force {
         bail!("{} exists (use --force to replace it)", out.display());
     }
@@ -370,30 +374,30 @@ pub fn run_cli(args: &BookArgs) -> Result<()> {
         nodes: args.nodes,
     });
     let key = settings_key(&lines, &scorer)?;
-    let mut scores = resume_scores(&partial, &key)?;
+    let mut scores = resume_scores(&scores_file, &key)?;
     if scores.len() > lines.len() {
         bail!(
             "{} has more scores than the suite has openings",
-            partial.display()
+            scores_file.display()
         );
     }
-    if let Some(parent) = partial.parent().filter(|p| !p.as_os_str().is_empty()) {
+    if let Some(parent) = scores_file.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&partial)
-        .with_context(|| format!("cannot write {}", partial.display()))?;
+        .open(&scores_file)
+        .with_context(|| format!("cannot write {}", scores_file.display()))?;
     if scores.is_empty() {
         file.set_len(0)?;
-        writeln!(file, "{PARTIAL_TAG} {key}")?;
+        writeln!(file, "{SCORES_TAG} {key}")?;
     } else if scores.len() == lines.len() {
         println!(
             "book: the {} openings were scored before ({}); filtering again",
             lines.len(),
-            partial.display()
+            scores_file.display()
         );
     } else {
         println!(
@@ -448,7 +452,7 @@ pub fn run_cli(args: &BookArgs) -> Result<()> {
     });
     if let Some(e) = error {
         bar.abandon();
-        return Err(e).with_context(|| format!("cannot write {}", partial.display()));
+        return Err(e).with_context(|| format!("cannot write {}", scores_file.display()));
     }
     file.sync_data()?;
     if scores.len() < lines.len() {
@@ -461,33 +465,43 @@ pub fn run_cli(args: &BookArgs) -> Result<()> {
         return Ok(());
     }
     bar.finish();
-    let text = suite_text(&header, &lines, &scores, args);
-    let kept = text.lines().filter(|l| !l.starts_with('#')).count();
-    crate::util::write_atomic(out, text.as_bytes())
-        .with_context(|| format!("cannot write {}", out.display()))?;
     println!("scores for the better side (centipawns): openings");
     for (band, n) in histogram(&scores) {
         println!("  {band:>9}: {n}");
     }
+    let text = suite_text(&header, &lines, &scores, args, &scorer.evaluator);
+    let kept = text.lines().filter(|l| !l.starts_with('#')).count();
+    if kept == 0 {
+        bail!(
+            "no opening scored in {}; nothing written (the scores are kept: run again with \
+             another --window)",
+            args.window
+        );
+    }
+    crate::util::write_atomic(out, text.as_bytes())
+        .with_context(|| format!("cannot write {}", out.display()))?;
     println!(
         "{kept} of {} openings in {} written to {}",
         lines.len(),
         args.window,
         out.display()
     );
-    if kept == 0 {
-        bail!("no opening scored in {}; widen --window", args.window);
-    }
     Ok(())
 }
 
 /// The unbalanced suite: the source's header, a note on how it was made, the kept lines.
-fn suite_text(header: &[String], lines: &[SuiteLine], scores: &[Score], args: &BookArgs) -> String {
+fn suite_text(
+    header: &[String],
+    lines: &[SuiteLine],
+    scores: &[Score],
+    args: &BookArgs,
+    evaluator: &Evaluator,
+) -> String {
     let source = args.suite.display();
-    let eval = match (&args.eval, &args.net) {
-        (Some(EvalChoice::Classical), _) => "the classical evaluation".to_string(),
-        (_, Some(n)) => format!("the network {}", n.display()),
-        _ => "the embedded network".to_string(),
+    let eval = match evaluator {
+        Evaluator::Classical => "the classical evaluation".to_string(),
+        Evaluator::Network(n) => format!("the network {:016x}", n.hash()),
+        Evaluator::Embedded => "the embedded network".to_string(),
     };
     let mut text = String::new();
     for h in header {
@@ -495,9 +509,9 @@ fn suite_text(header: &[String], lines: &[SuiteLine], scores: &[Score], args: &B
         text.push('\n');
     }
     text.push_str(&format!(
-        "# Unbalanced: made by `xqtune book {source} --window {} --nodes {}`: the openings whose\n\
-         # end position scores {} centipawns for either side after a {}-node search with {eval}.\n\
-         # Each line ends with that score, red's view.\n",
+        "# Unbalanced: made by `xqtune book {source} --window {} --nodes {}`:\n\
+         # the openings whose end position scores {} centipawns for either side\n\
+         # after a {}-node search with {eval}. Each line ends with that score, red's view.\n",
         args.window, args.nodes, args.window, args.nodes
     ));
     for (l, s) in lines.iter().zip(scores) {
@@ -639,7 +653,7 @@ mod tests {
         let key = settings_key(&lines, &scorer).unwrap();
         std::fs::write(
             scores_path(&out),
-            format!("{PARTIAL_TAG} {key}\n+777\n{}\n-1", scores[1]),
+            format!("{SCORES_TAG} {key}\n+777\n{}\n-1", scores[1]),
         )
         .unwrap();
         let a = BookArgs { force: true, ..a };
@@ -659,9 +673,14 @@ mod tests {
         let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
         assert_eq!(lines, ["startpos moves h2e2 # first | score +777"]);
 
+        // a scores file cut within its first line holds nothing: all is scored again
+        std::fs::write(scores_path(&out), &SCORES_TAG[..5]).unwrap();
+        run_cli(&a).unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), whole);
+
         // a scores file of other settings is not used
         std::fs::remove_file(&out).unwrap();
-        std::fs::write(scores_path(&out), format!("{PARTIAL_TAG} other\n+5\n")).unwrap();
+        std::fs::write(scores_path(&out), format!("{SCORES_TAG} other\n+5\n")).unwrap();
         let e = run_cli(&a).unwrap_err().to_string();
         assert!(e.contains("other openings or settings"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
