@@ -248,7 +248,6 @@ fn read_suite(path: &Path) -> Result<(Vec<String>, Vec<SuiteLine>)> {
 /// The key that a `.scores` file must carry to be used again: the suite's openings and
 /// everything that decides a score.
 fn settings_key(lines: &[SuiteLine], scorer: &Scorer) -> Result<String> {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
     let evaluator = match &scorer.evaluator {
         Evaluator::Embedded => "embedded".to_string(),
         Evaluator::Classical => "classical".to_string(),
@@ -264,10 +263,9 @@ fn settings_key(lines: &[SuiteLine], scorer: &Scorer) -> Result<String> {
         evaluator,
         scorer.nodes,
     ))?;
-    std::hash::Hasher::write(&mut h, text.as_bytes());
     Ok(format!(
         "{:016x} {} openings {} nodes",
-        std::hash::Hasher::finish(&h),
+        crate::util::fnv1a(text.bytes()),
         lines.len(),
         scorer.nodes
     ))
