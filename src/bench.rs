@@ -319,20 +319,8 @@ pub struct BenchArgs {
     /// Search depth in plies.
     #[arg(default_value_t = DEFAULT_BENCH_DEPTH, value_parser = clap::value_parser!(u32).range(1..=30))]
     pub depth: u32,
-    /// Evaluation parameters file (default: the embedded one).
-    #[arg(long)]
-    pub params: Option<std::path::PathBuf>,
-    /// Search parameters file (default: the embedded one).
-    #[arg(long)]
-    pub search_params: Option<std::path::PathBuf>,
-    /// NNUE network file: the positions of its variant are evaluated with it (default: the
-    /// engine's default, the embedded networks where the build has them, else the classical
-    /// evaluation).
-    #[arg(long, value_name = "FILE")]
-    pub net: Option<std::path::PathBuf>,
-    /// `classical`: the tables, not the networks (the bench of an engine without one).
-    #[arg(long, value_enum)]
-    pub eval: Option<crate::uci::EvalChoice>,
+    #[command(flatten)]
+    pub engine: crate::uci::EngineFlags,
     /// Also print where the nodes went (cut-offs, extensions, reductions), per variant.
     #[arg(long)]
     pub stats: bool,
@@ -340,15 +328,14 @@ pub struct BenchArgs {
 
 /// Runs the bench and prints per-position counts and Stockfish's summary lines.
 pub fn run_cli(args: &BenchArgs) -> anyhow::Result<()> {
-    let (eval, params) =
-        crate::uci::load_params(args.params.as_deref(), args.search_params.as_deref())?;
+    let (eval, params) = args.engine.load_params()?;
     // As the engine: the embedded networks, if any, with a given file in its variant's place,
     // unless `--eval classical`.
-    let networks = match args.eval {
+    let networks = match args.engine.eval {
         Some(crate::uci::EvalChoice::Classical) => Networks::none(),
         choice => {
             let mut n = Networks::embedded();
-            if let Some(net) = crate::uci::load_net_flag(args.net.as_deref())? {
+            if let Some(net) = args.engine.load_net()? {
                 n.set(net);
             }
             if n.is_empty() && choice.is_some() {

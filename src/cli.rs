@@ -161,15 +161,17 @@ fn worker_threads(cli: &Cli) -> usize {
 /// The engine flags given before a subcommand, which only the engine without a subcommand
 /// reads (`xqtune --search-params F bench` would otherwise bench the embedded constants).
 fn engine_flags_given(a: &crate::uci::UciArgs) -> Vec<&'static str> {
-    let given = [
-        ("--params", a.params.is_some()),
-        ("--search-params", a.search_params.is_some()),
-        ("--net", a.net.is_some()),
-        ("--eval", a.eval.is_some()),
-        ("--tune-options", a.tune_options),
-        ("--print-tune", a.print_tune),
-    ];
-    given.iter().filter(|g| g.1).map(|g| g.0).collect()
+    let mut given = a.engine.given();
+    given.extend(
+        [
+            ("--tune-options", a.tune_options),
+            ("--print-tune", a.print_tune),
+        ]
+        .iter()
+        .filter(|g| g.1)
+        .map(|g| g.0),
+    );
+    given
 }
 
 fn run(cli: Cli) -> Result<()> {

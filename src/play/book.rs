@@ -22,7 +22,7 @@ use crate::core::Position;
 use crate::eval::EvalParams;
 use crate::eval::nnue::Network;
 use crate::search::{SearchLimits, SearchParams, Searcher, mate_in};
-use crate::uci::EvalChoice;
+use crate::uci::{EngineFlags, EvalChoice};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -55,19 +55,8 @@ pub struct BookArgs {
     /// Nodes searched per opening.
     #[arg(long, default_value_t = 200_000)]
     pub nodes: u64,
-    /// Evaluation parameters (default: the embedded ones).
-    #[arg(long)]
-    pub params: Option<PathBuf>,
-    /// Search parameters (default: the embedded ones).
-    #[arg(long)]
-    pub search_params: Option<PathBuf>,
-    /// NNUE network file to score with (default: the embedded network of the position's
-    /// variant).
-    #[arg(long, value_name = "FILE")]
-    pub net: Option<PathBuf>,
-    /// `classical`: score with the tables, not a network.
-    #[arg(long, value_enum)]
-    pub eval: Option<EvalChoice>,
+    #[command(flatten)]
+    pub engine: EngineFlags,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub concurrency: Option<usize>,
@@ -355,9 +344,8 @@ pub fn run_cli(args: &BookArgs) -> Result<()> {
         bail!("{} exists (use --force to replace it)", out.display());
     }
     let (header, lines) = read_suite(&args.suite)?;
-    let (eval, search) =
-        crate::uci::load_params(args.params.as_deref(), args.search_params.as_deref())?;
-    let evaluator = match (args.eval, crate::uci::load_net_flag(args.net.as_deref())?) {
+    let (eval, search) = args.engine.load_params()?;
+    let evaluator = match (args.engine.eval, args.engine.load_net()?) {
         (Some(EvalChoice::Classical), Some(_)) => {
             bail!("--eval classical scores with the tables; leave out --net")
         }
@@ -602,10 +590,10 @@ mod tests {
             output: output.to_path_buf(),
             window: Window { lo: 0, hi: 100_000 },
             nodes: 500,
-            params: None,
-            search_params: None,
-            net: None,
-            eval: Some(EvalChoice::Classical),
+            engine: EngineFlags {
+                eval: Some(EvalChoice::Classical),
+                ..EngineFlags::default()
+            },
             concurrency: Some(1),
             force: false,
         }

@@ -11,11 +11,13 @@
 //! going; a `position` command with a bad FEN or an illegal move leaves the previous position
 //! in place.
 
+mod flags;
 mod options;
 mod parse;
 mod protocol;
 mod worker;
 
+pub use flags::{EngineFlags, EvalChoice};
 pub use options::tune_lines;
 pub use parse::{parse_go_ucci, parse_go_uci, parse_position_variant};
 pub use protocol::{Protocol, info_line};
@@ -28,7 +30,6 @@ use crate::search::{SearchLimits, SearchParams, Searcher, Skill};
 use options::TuneOptions;
 use parse::{play_moves, split_moves};
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use worker::SearchWorker;
@@ -36,22 +37,8 @@ use worker::SearchWorker;
 /// `xqtune uci` options.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct UciArgs {
-    /// Evaluation parameters file (default: the embedded params/xiangqi.json).
-    #[arg(long)]
-    pub params: Option<PathBuf>,
-    /// Search parameters file (default: the embedded params/search.json).
-    #[arg(long)]
-    pub search_params: Option<PathBuf>,
-    /// NNUE network file: the positions of its variant (its feature set's) are evaluated with
-    /// it (`EvalFile` and `Use NNUE true`); the other variant keeps its embedded network.
-    /// Default: the embedded networks, where the build has them, else the classical evaluation.
-    #[arg(long, value_name = "FILE")]
-    pub net: Option<PathBuf>,
-    /// Which evaluation positions get at start-up (`Use NNUE`): `nnue` (the default when there
-    /// is a network) or `classical` (the tables; the networks stay loaded, so `setoption name
-    /// Use NNUE value true` switches back).
-    #[arg(long, value_enum)]
-    pub eval: Option<EvalChoice>,
+    #[command(flatten)]
+    pub engine: EngineFlags,
     /// Also offer every search and evaluation parameter as a `spin` option (as a Stockfish
     /// `TUNE()` build does), for tuning this engine through UCI.
     #[arg(long)]
@@ -60,15 +47,6 @@ pub struct UciArgs {
     /// Stockfish `TUNE()` build (what `--param-file` reads) and exit.
     #[arg(long)]
     pub print_tune: bool,
-}
-
-/// `--eval`: the networks or the classical tables.
-#[derive(
-    clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize,
-)]
-pub enum EvalChoice {
-    Nnue,
-    Classical,
 }
 
 pub const ENGINE_NAME: &str = concat!("xqtune ", env!("CARGO_PKG_VERSION"));
@@ -389,45 +367,13 @@ pub fn run(
 /// `xqtune uci [--params FILE] [--search-params FILE] [--net FILE] [--tune-options]
 /// [--print-tune]`.
 pub fn run_with_args(args: &UciArgs) -> anyhow::Result<()> {
-    let (eval, params) = load_params(args.params.as_deref(), args.search_params.as_deref())?;
+    let (eval, params) = args.engine.load_params()?;
     if args.print_tune {
         print!("{}", tune_lines(&eval, &params));
         return Ok(());
     }
-    let network = load_net_flag(args.net.as_deref())?;
-    run(eval, params, network, args.eval, args.tune_options)
-}
-
-/// The network of an engine's `--net` flag, if given: a network file of either variant (its
-/// feature set says which), or `None` for the word `embedded` (the engine's default). The error
-/// names the file and what is wrong.
-pub fn load_net_flag(path: Option<&std::path::Path>) -> anyhow::Result<Option<Arc<Network>>> {
-    use anyhow::Context;
-    match path {
-        Some(p) if p.as_os_str() == crate::eval::nnue::EMBEDDED_NAME => Ok(None),
-        Some(p) => Network::load(p)
-            .map(|n| Some(Arc::new(n)))
-            .with_context(|| format!("loading network {}", p.display())),
-        None => Ok(None),
-    }
-}
-
-/// The evaluation and search parameters of `--params` / `--search-params` (embedded defaults
-/// where a flag is absent); errors name the file.
-pub fn load_params(
-    eval: Option<&std::path::Path>,
-    search: Option<&std::path::Path>,
-) -> anyhow::Result<(EvalParams, SearchParams)> {
-    use anyhow::Context;
-    let eval = match eval {
-        Some(p) => EvalParams::load(p).with_context(|| format!("loading {}", p.display()))?,
-        None => EvalParams::default(),
-    };
-    let search = match search {
-        Some(p) => SearchParams::load(p).with_context(|| format!("loading {}", p.display()))?,
-        None => SearchParams::default(),
-    };
-    Ok((eval, search))
+    let network = args.engine.load_net()?;
+    run(eval, params, network, args.engine.eval, args.tune_options)
 }
 
 #[cfg(test)]
