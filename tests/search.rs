@@ -350,6 +350,37 @@ fn probcut_is_tried_from_its_minimum_depth_and_cuts() {
     assert_eq!((tries_off, cuts_off, nodes_off), (0, 0, nodes_above));
 }
 
+/// `shuffle_divisor` damps the evaluation as the no-capture counter runs on: off (0, the
+/// default) the counter changes nothing; at 200, red a rook up scores about half as much with
+/// 100 plies on the counter as with none (the search does not reach the draw by the limit
+/// within these depths, so the damping alone moves the score).
+#[test]
+fn shuffle_divisor_damps_the_evaluation_by_the_no_capture_counter() {
+    let score = |counter: u32, divisor: i32| {
+        let params = SearchParams {
+            shuffle_divisor: divisor,
+            ..SearchParams::default()
+        };
+        let mut s = Searcher::new(Arc::new(EvalParams::default()), params, 4);
+        let fen = format!("2bakab2/9/9/9/9/9/9/9/9/R2K5 w - - {counter} 80");
+        let pos = Position::from_fen(&fen).unwrap();
+        s.search(&pos, &depth(4), &mut |_| {}).score
+    };
+    let undamped = score(0, 0);
+    assert!(undamped > 300, "a rook up scores {undamped}");
+    assert_eq!(score(100, 0), undamped);
+    let fresh = score(0, 200);
+    let late = score(100, 200);
+    assert!(
+        (undamped * 9 / 10..=undamped).contains(&fresh),
+        "{fresh} against {undamped}"
+    );
+    assert!(
+        (fresh * 4 / 10..=fresh * 6 / 10).contains(&late),
+        "{late} against {fresh}"
+    );
+}
+
 #[test]
 fn search_params_round_trip_and_bounds() {
     let p = SearchParams::default();

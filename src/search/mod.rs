@@ -192,6 +192,20 @@ fn static_eval(pos: &Position, eval: &EvalParams, options: EngineOptions) -> i32
     clamp_eval(evaluate_for(pos, eval, options.jieqi_eval))
 }
 
+/// A static evaluation damped toward a draw as the no-capture counter (`rule60`, in plies)
+/// runs on: `v * (divisor - rule60) / divisor`, zero from `rule60 >= divisor`; `divisor` 0
+/// leaves it alone (`shuffle_divisor`). The side ahead is pushed to capture, which resets the
+/// counter, before the no-capture limit draws the game (Stockfish and Pikafish damp theirs
+/// the same way).
+#[inline(always)]
+fn shuffle_damp(v: i32, rule60: u32, divisor: i32) -> i32 {
+    if divisor <= 0 {
+        return v;
+    }
+    let r = (rule60 as i32).min(divisor);
+    v * (divisor - r) / divisor
+}
+
 #[inline(always)]
 fn clamp_eval(v: i32) -> i32 {
     v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
@@ -574,11 +588,13 @@ impl Searcher {
         self.stopped
     }
 
-    /// The static evaluation of `pos`, through the evaluation cache: `(value, true)`. Given a
-    /// quiescence window, it may answer lazily instead: when material and position tables alone
-    /// are so far outside the window that the other terms (almost never worth more than
-    /// `qs_lazy_margin` together) cannot bring the score back into it, `(that bound, false)`.
-    /// With the network on there is no lazy answer: its value has no cheap part.
+    /// The static evaluation of `pos`, through the evaluation cache: `(value, true)`, not yet
+    /// damped by the no-capture counter (the caller damps it with `shuffle_damp`). Given a
+    /// quiescence window (on the damped scale), it may answer lazily instead: when material
+    /// and position tables alone are so far outside the window that the other terms (almost
+    /// never worth more than `qs_lazy_margin` together) cannot bring the score back into it,
+    /// `(that bound, false)`. With the network on there is no lazy answer: its value has no
+    /// cheap part.
     #[inline(always)]
     fn eval_for(&mut self, pos: &Position, window: Option<(i32, i32)>) -> (i32, bool) {
         let key = pos.key();
@@ -593,12 +609,15 @@ impl Searcher {
         let v = match Partial::new(pos, &self.eval, self.options.jieqi_eval) {
             Some(part) => {
                 if let Some((alpha, beta)) = window {
+                    // The window is the caller's, on the damped scale (`shuffle_damp`, which
+                    // keeps the order of values, so a damped bound stays a bound).
+                    let damp = |v| shuffle_damp(v, pos.rule60(), self.params.shuffle_divisor);
                     let margin = self.params.qs_lazy_margin;
                     let lazy = part.lazy(pos);
-                    if lazy - margin >= beta {
+                    if damp(lazy - margin) >= beta {
                         return (lazy - margin, false);
                     }
-                    if lazy + margin <= alpha {
+                    if damp(lazy + margin) <= alpha {
                         return (lazy + margin, false);
                     }
                 }
@@ -614,11 +633,12 @@ impl Searcher {
     /// network's while it is on, else the classical one; clear of the mate range either way.
     #[inline(always)]
     fn static_eval(&mut self, pos: &Position) -> i32 {
-        if self.nnue_on {
+        let v = if self.nnue_on {
             self.network_eval(pos)
         } else {
             static_eval(pos, &self.eval, self.options)
-        }
+        };
+        shuffle_damp(v, pos.rule60(), self.params.shuffle_divisor)
     }
 
     /// The network's evaluation of `pos`, which must be the position at the top of the
@@ -831,12 +851,18 @@ impl Searcher {
         } else {
             self.eval_for(pos, None).0
         };
+        // The table keeps the evaluation undamped: the no-capture counter is not in its key.
+        let base_eval = if in_check {
+            -INF
+        } else {
+            shuffle_damp(raw_eval, pos.rule60(), p.shuffle_divisor)
+        };
         // In check there is no static evaluation to correct, nor one to learn from.
         let corr_slots = (!in_check).then(|| correction::Correction::slots(pos));
         let static_eval = match corr_slots {
             None => -INF,
             Some(slots) => {
-                (raw_eval + self.corr.correction(slots)).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+                (base_eval + self.corr.correction(slots)).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
             }
         };
         self.eval_stack[ply] = static_eval;
@@ -1217,7 +1243,7 @@ impl Searcher {
             && best_score.abs() < MATE_BOUND
             && !wrong_side
         {
-            self.corr.update(slots, best_score - raw_eval, depth);
+            self.corr.update(slots, best_score - base_eval, depth);
         }
         let stored_eval = if in_check { 0 } else { raw_eval };
         self.tt
@@ -1328,6 +1354,7 @@ impl Searcher {
                 _ => self.eval_for(pos, Some((alpha, beta))),
             };
             let stored_eval = if exact { stand_pat } else { NO_EVAL };
+            let stand_pat = shuffle_damp(stand_pat, pos.rule60(), self.params.shuffle_divisor);
             if stand_pat >= beta {
                 if hit.is_none() {
                     self.tt.store(

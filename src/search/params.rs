@@ -140,6 +140,7 @@ search_params! {
     se_margin: 2 in 0..=8 step 1,
     se_double_margin: 20 in 0..=100 step 5,
     check_ext_min_depth: 0 in 0..=16 step 1,
+    shuffle_divisor: 0 in 0..=400 step 10,
 }
 
 /// The declaration in the params file format (a test keeps it equal to the declaration).
