@@ -108,7 +108,14 @@ pub fn main() -> i32 {
         Err(e) => return exit_code(Err(e)),
     };
     let result = if role == crate::exec::Role::Worker {
-        // Another rank of an MPI job: serve rank 0's jobs with this command's threads.
+        // Another rank of an MPI job: serve rank 0's jobs with this command's threads, from
+        // the folder a resumed match was started in (its engine commands may be relative).
+        if let Some(Command::Match(a)) = &cli.command
+            && let Some(dir) = &a.resume
+            && let Err(e) = crate::play::resume::enter_cwd_of(dir)
+        {
+            return exit_code(Err(e));
+        }
         crate::exec::serve(worker_threads(&cli), registry())
     } else {
         let r = run(cli);

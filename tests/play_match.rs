@@ -5,7 +5,7 @@ use xqtune::eval::EvalParams;
 use xqtune::play::pgn::{PgnHeader, game_pgn};
 use xqtune::play::runner::tally;
 use xqtune::play::{
-    Engine, EngineConfig, MatchConfig, MatchReport, SprtConfig, parse_openings,
+    Engine, EngineConfig, MatchConfig, MatchReport, SprtConfig, parse_openings, run_match_resuming,
     run_match_with_progress,
 };
 use xqtune::search::{EngineOptions, SearchParams};
@@ -286,4 +286,198 @@ fn network_engines_play_reproducibly_and_are_told_apart() {
     here.duration_ms = 0;
     there.duration_ms = 0;
     assert_eq!(format!("{here:?}"), format!("{there:?}"));
+}
+
+/// A match resumed from any set of its finished games (a kill can leave any subset, in any
+/// order) plays only the others and ends with the uninterrupted match's games and counts; with
+/// an SPRT the resumed match stops at the same pair; a game past the match is refused.
+#[test]
+fn a_resumed_match_plays_the_games_of_the_uninterrupted_one() {
+    let a = Engine::Internal(engine("A", EvalParams::default()));
+    let b = Engine::Internal(engine("B", odd_eval()));
+    let cfg = tiny(2, 8);
+    let full = play(&cfg);
+    assert_eq!(full.games.len(), 8);
+    let done: Vec<_> = [5, 0, 2, 3]
+        .iter()
+        .map(|&i| full.games[i].clone())
+        .collect();
+    let played = std::sync::Mutex::new(Vec::new());
+    let resumed = run_match_resuming(&a, &b, &cfg, done, &|p| {
+        played.lock().unwrap().push(p.game.index);
+    })
+    .unwrap();
+    let mut played = played.into_inner().unwrap();
+    played.sort();
+    assert_eq!(played, [1, 4, 6, 7]);
+    assert_eq!(resumed.played, 4);
+    assert_eq!(pgn(&resumed), pgn(&full));
+    assert_eq!(resumed.result, full.result);
+    // Everything finished: nothing to play.
+    let again =
+        run_match_resuming(&a, &b, &cfg, full.games.clone(), &|_| panic!("played")).unwrap();
+    assert_eq!((again.played, again.result), (0, full.result));
+
+    let sprt = MatchConfig {
+        // as in sprt_stops_at_the_same_pair_every_time: decides within a few pairs
+        sprt: Some(SprtConfig {
+            elo0: -300.0,
+            elo1: -100.0,
+            alpha: 0.3,
+            beta: 0.3,
+        }),
+        ..tiny(2, 60)
+    };
+    let whole = play(&sprt);
+    assert!(whole.stopped_early, "the SPRT decides early");
+    let half = whole.games.len() / 2;
+    let resumed = run_match_resuming(&a, &b, &sprt, whole.games[..half].to_vec(), &|_| {}).unwrap();
+    assert_eq!(pgn(&resumed), pgn(&whole));
+    assert_eq!(
+        resumed.sprt.map(|s| s.verdict),
+        whole.sprt.map(|s| s.verdict)
+    );
+
+    let mut stray = full.games[0].clone();
+    stray.index = 8;
+    let e = run_match_resuming(&a, &b, &cfg, vec![stray], &|_| {}).unwrap_err();
+    assert!(e.to_string().contains("index 8"), "{e}");
+}
+
+fn records_without_clock(dir: &std::path::Path) -> String {
+    std::fs::read_to_string(dir.join("games.pgn"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("[Date ") && !l.starts_with("[GameDuration "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `xqtune match` killed (SIGKILL) after a few games, then `--resume`d twice from another
+/// folder (the second time with nothing left to play), writes the games of the uninterrupted
+/// match, plays none twice, and names what is wrong with a bad `--resume`.
+#[test]
+fn the_command_line_resumes_a_killed_match() {
+    let dir = std::env::temp_dir().join(format!("xqtune-match-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // B's parameters by a path relative to the folder the match starts in.
+    std::fs::write(dir.join("odd.json"), odd_eval().to_json_string()).unwrap();
+    let xqtune = || std::process::Command::new(env!("CARGO_BIN_EXE_xqtune"));
+    let games = 24;
+    let start = |out: &str| {
+        let mut c = xqtune();
+        c.current_dir(&dir)
+            .args([
+                "match",
+                "--b",
+                "odd.json",
+                "--nodes",
+                "300",
+                "--max-plies",
+                "40",
+            ])
+            .args([
+                "--games",
+                &games.to_string(),
+                "--seed",
+                "3",
+                "--concurrency",
+                "1",
+            ])
+            .args(["--out-dir", out]);
+        c
+    };
+    let run_dir = |out: &str| -> std::path::PathBuf {
+        let dirs: Vec<_> = std::fs::read_dir(dir.join(out))
+            .unwrap()
+            .flatten()
+            .collect();
+        assert_eq!(dirs.len(), 1, "{dirs:?}");
+        dirs[0].path()
+    };
+    let o = start("full").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fd = run_dir("full");
+    for f in ["config.json", "games.jsonl", "games.pgn", "summary.json"] {
+        assert!(fd.join(f).exists(), "{f}");
+    }
+
+    let mut child = start("part")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal_lines = || -> usize {
+        std::fs::read_dir(dir.join("part"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| std::fs::read_to_string(e.path().join("games.jsonl")).ok())
+            .map_or(0, |t| t.lines().count())
+    };
+    let t0 = std::time::Instant::now();
+    while journal_lines() < 2 && t0.elapsed().as_secs() < 120 {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let pd = run_dir("part");
+    let kept = journal_lines();
+    assert!((2..games).contains(&kept), "{kept} games before the kill");
+    for round in 0..2 {
+        let o = xqtune()
+            .current_dir("/")
+            .args(["match", "--resume"])
+            .arg(&pd)
+            .args(["--concurrency", "2"])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(o.status.success(), "{stderr}");
+        assert!(stdout.contains("Score of default vs odd"), "{stdout}");
+        if round == 1 {
+            assert!(
+                stderr.contains(&format!("{games} games already played")),
+                "{stderr}"
+            );
+            assert!(stdout.contains("0 games in "), "{stdout}");
+        }
+    }
+    assert_eq!(records_without_clock(&pd), records_without_clock(&fd));
+    assert_eq!(journal_lines(), games, "no game was played twice");
+    let summary = |d: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap()
+    };
+    let (full, resumed) = (summary(&fd), summary(&pd));
+    for k in [
+        "wins",
+        "losses",
+        "draws",
+        "pentanomial",
+        "games",
+        "terminations",
+        "complete",
+    ] {
+        assert_eq!(resumed[k], full[k], "{k}");
+    }
+
+    let bad = |args: &[&str]| -> String {
+        let o = xqtune().args(["match"]).args(args).output().unwrap();
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let e = bad(&["--resume", dir.join("nothing").to_str().unwrap()]);
+    assert!(e.contains("is not the run folder of a match"), "{e}");
+    let e = bad(&["--resume", dir.to_str().unwrap()]);
+    assert!(e.contains("is not the run folder of a match"), "{e}");
+    let e = bad(&["--resume", pd.to_str().unwrap(), "--no-save"]);
+    assert!(e.contains("leave out --no-save"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

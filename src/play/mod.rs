@@ -13,11 +13,13 @@ pub mod external;
 pub mod game;
 pub mod jieqi;
 pub mod job;
+pub mod journal;
 pub mod openings;
 pub mod pgn;
 pub mod pool;
 pub mod process;
 pub mod ratings;
+pub mod resume;
 pub mod roster;
 pub mod runner;
 pub mod stats;
@@ -30,7 +32,8 @@ pub use game::{
 };
 pub use openings::{Opening, OpeningError, default_openings, load_openings, parse_openings};
 pub use runner::{
-    Engine, MatchError, MatchProgress, MatchReport, run_match_with_progress, run_matches,
+    Engine, MatchError, MatchProgress, MatchReport, run_match_resuming, run_match_with_progress,
+    run_matches,
 };
 pub use stats::{MatchResult, SprtConfig, SprtStatus, SprtVerdict};
 
@@ -158,8 +161,9 @@ pub fn try_run_match(
 // ---------------------------------------------------------------------------------------------
 // Command line
 
-/// `xqtune match`: engine A against engine B.
-#[derive(clap::Args, Debug, Clone)]
+/// `xqtune match`: engine A against engine B. A run folder's `config.json` records these (so
+/// the field names are a file format, as [`GameArgs`]'s are).
+#[derive(clap::Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct MatchArgs {
     /// Engine A's evaluation params file (default: the embedded params).
     #[arg(long)]
@@ -227,6 +231,11 @@ pub struct MatchArgs {
     /// Do not write a run folder.
     #[arg(long)]
     pub no_save: bool,
+    /// Continue the match of this run folder after a kill or Ctrl-C: its config.json replaces
+    /// every other flag but --concurrency and --affinity; finished games are not played again.
+    #[arg(long, value_name = "RUN_FOLDER")]
+    #[serde(skip)]
+    pub resume: Option<PathBuf>,
 }
 
 /// The flags of every game of a match or a tournament: limits, openings, variant,
@@ -672,7 +681,24 @@ pub fn affinity_warning(cfg: &MatchConfig) -> Option<String> {
 }
 
 /// `xqtune match`.
-pub fn run_cli(args: &MatchArgs) -> Result<()> {
+pub fn run_cli(given: &MatchArgs) -> Result<()> {
+    // A resumed match: the recorded flags, from the folder it was started in.
+    let (args, resumed_dir) = match &given.resume {
+        Some(d) => {
+            if given.no_save {
+                bail!("--resume continues a run folder: leave out --no-save");
+            }
+            let (dir, record) = resume::enter_cwd_of(d)?;
+            let mut args = record.args;
+            if given.game.concurrency > 0 {
+                args.game.concurrency = given.game.concurrency;
+            }
+            args.game.affinity |= given.game.affinity;
+            (args, Some(dir))
+        }
+        None => (given.clone(), None),
+    };
+    let args = &args;
     let (a, b, mut cfg) = config_from_args(args)?;
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -681,15 +707,36 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
         // stopping for: Ctrl-C then simply kills the process.
         let _ = ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::SeqCst));
     }
-    cfg.stop = Some(stop);
+    cfg.stop = Some(stop.clone());
+    // The run folder: `config.json` (what --resume reads), the journal of finished games, and
+    // the records, rewritten (atomically) at most every 10 s, so a killed match still leaves
+    // valid games.pgn and summary.json for the games it finished.
+    let run_dir = match (&resumed_dir, args.no_save) {
+        (Some(d), _) => Some(d.clone()),
+        (None, true) => None,
+        (None, false) => {
+            let d = util::create_run_dir(&args.out_dir, "match", &args.name, '_', &[])
+                .with_context(|| format!("creating a run folder in {}", args.out_dir.display()))?;
+            resume::write_config(&d, args)?;
+            Some(d)
+        }
+    };
+    let (journal, done) = match &run_dir {
+        Some(d) => {
+            let (j, games) = journal::Journal::open(&d.join("games.jsonl"))?;
+            (Some(j), resume::check_journal(games, &a, &b, cfg.games)?)
+        }
+        None => (None, Vec::new()),
+    };
+    let before = done.len();
     let bar = crate::progress::Progress::new(
         cfg.games as u64,
-        0,
+        before as u64,
         "{elapsed_precise} [{bar:30}] {pos}/{len} games  {msg}",
         "games",
     );
     eprintln!(
-        "{} vs {}: {} games, {}, concurrency {}",
+        "{} vs {}: {} games, {}, concurrency {}{}",
         a.name(),
         b.name(),
         cfg.games,
@@ -698,6 +745,11 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
             cfg.concurrency
+        },
+        if before > 0 {
+            format!(", {before} games already played")
+        } else {
+            String::new()
         }
     );
     for w in [clock_warning(&cfg, [(&a, &b)]), affinity_warning(&cfg)]
@@ -706,19 +758,21 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
     {
         eprintln!("{w}");
     }
-    // Partial records are rewritten (atomically) at most every 10 s, so a killed match still
-    // leaves valid games.pgn and summary.json for the games it finished.
-    let run_dir = if args.no_save {
-        None
-    } else {
-        Some(
-            util::create_run_dir(&args.out_dir, "match", &args.name, '_', &[])
-                .with_context(|| format!("creating a run folder in {}", args.out_dir.display()))?,
-        )
-    };
-    let checkpoint = std::sync::Mutex::new((Vec::<GameRecord>::new(), std::time::Instant::now()));
+    let journal = std::sync::Mutex::new(journal);
+    let journal_error = std::sync::Mutex::new(None::<String>);
+    let checkpoint = std::sync::Mutex::new((done.clone(), std::time::Instant::now()));
     let started = std::time::Instant::now();
-    let outcome = run_match_with_progress(&a, &b, &cfg, &|p| {
+    let outcome = run_match_resuming(&a, &b, &cfg, done, &|p| {
+        if let Ok(mut j) = journal.lock()
+            && let Some(j) = j.as_mut()
+            && let Err(e) = j.append(p.game.index, p.game)
+            && let Ok(mut slot) = journal_error.lock()
+            && slot.is_none()
+        {
+            // A game that is not in the journal would be played again on resume: stop.
+            *slot = Some(e.to_string());
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         let mut msg = format!(
             "{}-{}-{}  Elo {:.1} +/- {:.1}",
             p.live.wins,
@@ -743,6 +797,7 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
                 let partial = MatchReport {
                     result: runner::tally(&games),
                     sprt: p.sprt,
+                    played: games.len() - before,
                     games,
                     games_planned: cfg.games,
                     elapsed: started.elapsed(),
@@ -757,20 +812,35 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
     let report = match outcome {
         Ok(r) => r,
         Err(e) => {
-            if let Some(d) = &run_dir {
-                // Only removes the folder while it is still empty.
+            if let (Some(d), None) = (&run_dir, &resumed_dir) {
+                // Only a folder with nothing but its config.json and an empty journal.
+                let _ = std::fs::remove_file(d.join("games.jsonl"));
+                let _ = std::fs::remove_file(d.join("config.json"));
                 let _ = std::fs::remove_dir(d);
             }
             return Err(e.into());
         }
     };
     bar.finish_and_clear();
+    if let Some(e) = journal_error
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+    {
+        if let Some(dir) = &run_dir {
+            save_records(dir, &args.name, &a, &b, &cfg, &report, false)?;
+        }
+        bail!(
+            "cannot record a finished game ({e}); the games recorded so far are kept: fix the \
+             cause and continue with xqtune match --resume {}",
+            run_dir.as_deref().unwrap_or(Path::new("?")).display()
+        );
+    }
     for l in result_lines(a.name(), b.name(), &report.result, report.sprt.as_ref()) {
         println!("{l}");
     }
     println!(
         "{} games in {:.1} s: {:.1} games/minute{}",
-        report.games.len(),
+        report.played,
         report.elapsed.as_secs_f64(),
         report.games_per_minute(),
         if report.stopped_early {
@@ -779,9 +849,21 @@ pub fn run_cli(args: &MatchArgs) -> Result<()> {
             ""
         }
     );
+    let decided = report
+        .sprt
+        .is_some_and(|s| s.verdict != SprtVerdict::Continue);
     if let Some(dir) = &run_dir {
-        save_records(dir, &args.name, &a, &b, &cfg, &report, true)?;
+        let complete = !report.stopped_early || decided;
+        save_records(dir, &args.name, &a, &b, &cfg, &report, complete)?;
         println!("Records: {}", dir.display());
+        if !complete {
+            println!(
+                "stopped after {} of {} games; continue with: xqtune match --resume {}",
+                report.games.len(),
+                cfg.games,
+                dir.display()
+            );
+        }
     }
     Ok(())
 }

@@ -7,6 +7,8 @@
 //! in the first. The opening of pair `p` is the `p`-th of the suite shuffled by the seed.
 //! The SPRT is evaluated on the longest prefix of finished pairs after each game, so the pair at
 //! which it stops is the same in every run; games already started past that point are dropped.
+//! A resumed match ([`run_match_resuming`]) enters the games an earlier run finished first and
+//! plays only the others.
 
 use super::external::ExternalConfig;
 use super::game::{GameRecord, Seat};
@@ -101,11 +103,14 @@ pub struct MatchReport {
     pub elapsed: Duration,
     /// Stopped before `games_planned` by the SPRT or by the stop flag.
     pub stopped_early: bool,
+    /// The games played in `elapsed` (a resumed match's earlier games are not among them).
+    pub played: usize,
 }
 
 impl MatchReport {
+    /// The games played per minute of `elapsed`.
     pub fn games_per_minute(&self) -> f64 {
-        self.games.len() as f64 * 60.0 / self.elapsed.as_secs_f64().max(1e-9)
+        self.played as f64 * 60.0 / self.elapsed.as_secs_f64().max(1e-9)
     }
 }
 
@@ -133,6 +138,8 @@ pub fn tally(games: &[GameRecord]) -> MatchResult {
 pub(crate) struct Scoreboard {
     records: Vec<Option<GameRecord>>,
     finished: usize,
+    /// Games entered by [`Scoreboard::add`] (played now), not [`Scoreboard::enter`].
+    played: usize,
     live: MatchResult,
     prefix_pairs: usize,
     prefix: MatchResult,
@@ -145,6 +152,7 @@ impl Scoreboard {
         Scoreboard {
             records: vec![None; total],
             finished: 0,
+            played: 0,
             live: MatchResult::default(),
             prefix_pairs: 0,
             prefix: MatchResult::default(),
@@ -153,8 +161,8 @@ impl Scoreboard {
         }
     }
 
-    /// Enters game `g`, advances the SPRT over the prefix of finished pairs, and reports the
-    /// game to `progress`. Returns true once the SPRT has decided.
+    /// Enters game `g` just played, advances the SPRT over the prefix of finished pairs, and
+    /// reports the game to `progress`. Returns true once the SPRT has decided.
     pub(crate) fn add(
         &mut self,
         g: usize,
@@ -162,6 +170,28 @@ impl Scoreboard {
         cfg: &MatchConfig,
         progress: &(dyn Fn(&MatchProgress) + Sync),
     ) -> bool {
+        self.played += 1;
+        let decided = self.enter(g, rec, cfg);
+        if let Some(game) = &self.records[g] {
+            progress(&MatchProgress {
+                game,
+                finished: self.finished,
+                total: self.records.len(),
+                live: self.live,
+                sprt: self.sprt,
+            });
+        }
+        decided
+    }
+
+    /// Whether game `g` is in.
+    pub(crate) fn has(&self, g: usize) -> bool {
+        self.records[g].is_some()
+    }
+
+    /// Enters game `g` (played now or by an earlier run) and advances the SPRT, without
+    /// reporting it. Returns true once the SPRT has decided.
+    pub(crate) fn enter(&mut self, g: usize, rec: GameRecord, cfg: &MatchConfig) -> bool {
         let total = self.records.len();
         let score = rec.score_a();
         self.live.add_game(score);
@@ -194,15 +224,6 @@ impl Scoreboard {
                 }
             }
         }
-        if let Some(game) = &self.records[g] {
-            progress(&MatchProgress {
-                game,
-                finished: self.finished,
-                total,
-                live: self.live,
-                sprt: self.sprt,
-            });
-        }
         self.decided_pairs.is_some()
     }
 
@@ -223,6 +244,7 @@ impl Scoreboard {
             sprt,
             games_planned: total,
             elapsed: started.elapsed(),
+            played: self.played,
         }
     }
 }
@@ -276,19 +298,50 @@ pub fn run_match_with_progress(
     cfg: &MatchConfig,
     progress: &(dyn Fn(&MatchProgress) + Sync),
 ) -> Result<MatchReport, MatchError> {
+    run_match_resuming(a, b, cfg, Vec::new(), progress)
+}
+
+/// Continues a match of which the games `done` (by their `index`) are already finished: they
+/// are counted first, in index order, and only the others are played (none if they decide the
+/// SPRT). With node or depth limits the result is that of the uninterrupted match. A game
+/// index past `cfg.games` is an error; a game given twice counts once.
+pub fn run_match_resuming(
+    a: &Engine,
+    b: &Engine,
+    cfg: &MatchConfig,
+    mut done: Vec<GameRecord>,
+    progress: &(dyn Fn(&MatchProgress) + Sync),
+) -> Result<MatchReport, MatchError> {
     let openings = match_openings(cfg)?;
     let order = opening_order(openings.len(), cfg.seed);
     let total = cfg.games;
     let started = Instant::now();
-    let jobs: Vec<GameJob> = (0..total)
-        .map(|g| GameJob::of_match(a, b, cfg, &openings, &order, g))
-        .collect();
     let mut board = Scoreboard::new(total);
-    crate::exec::map(jobs, threads(cfg.concurrency, total), &mut |g, rec| {
-        let decided = board.add(g, rec, cfg, progress);
-        let user_stop = cfg.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
-        !decided && !user_stop
-    });
+    done.sort_by_key(|r| r.index);
+    let mut decided = false;
+    for rec in done {
+        let g = rec.index;
+        if g >= total {
+            return Err(MatchError::Config(format!(
+                "a finished game has index {g}, but the match has {total} games"
+            )));
+        }
+        if !board.has(g) {
+            decided |= board.enter(g, rec, cfg);
+        }
+    }
+    let left: Vec<usize> = (0..total).filter(|&g| !board.has(g)).collect();
+    let user_stop = || cfg.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
+    if !decided && !left.is_empty() && !user_stop() {
+        let jobs: Vec<GameJob> = left
+            .iter()
+            .map(|&g| GameJob::of_match(a, b, cfg, &openings, &order, g))
+            .collect();
+        crate::exec::map(jobs, threads(cfg.concurrency, left.len()), &mut |j, rec| {
+            let decided = board.add(left[j], rec, cfg, progress);
+            !decided && !user_stop()
+        });
+    }
     Ok(board.report(cfg, started))
 }
 

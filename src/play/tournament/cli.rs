@@ -4,12 +4,12 @@
 //!
 //! The run folder `results/<utc-timestamp>_tournament_<name>/` holds `config.json` (the
 //! engines as validated, paths absolute, and every game flag: what `--resume` reads),
-//! `games.jsonl` (the [journal](super::journal) of finished games), and the records, rewritten
+//! `games.jsonl` (the [journal](crate::play::journal) of finished games), and the records, rewritten
 //! atomically at most every 10 s and at the end.
 
-use super::journal::Journal;
 use super::{Format, Standings, TournamentProgress, pairings, run_tournament};
 use crate::chart::{IntervalChart, IntervalRow, interval_chart};
+use crate::play::journal::Journal;
 use crate::play::pgn::{self, PgnHeader};
 use crate::play::ratings::{Anchor, RatingList};
 use crate::play::roster::{RosterEntry, load_roster, parse_roster};

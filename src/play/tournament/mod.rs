@@ -9,11 +9,10 @@
 //! executor call (concurrency and MPI as for a match); game `p * games + g` is the tournament's
 //! game id, by which results are placed and finished games are skipped on resume.
 //!
-//! [`cli`] is `xqtune tournament` (records, resume, the tables); [`journal`] the file of
-//! finished games that makes resume possible.
+//! [`cli`] is `xqtune tournament` (records, resume, the tables); the file of finished games
+//! that makes resume possible is [`journal`](crate::play::journal), shared with `xqtune match`.
 
 pub mod cli;
-pub mod journal;
 
 use super::MatchConfig;
 use super::game::GameRecord;

@@ -1,10 +1,10 @@
-//! The journal of a tournament, `games.jsonl` in its run folder: one JSON line per finished game,
-//! `{"game": ID, "record": {...}}`, written in one call and synced to disk as the game ends. A
-//! tournament killed at any moment (`kill -9`, a node lost) so keeps every game it finished,
-//! and `--resume` plays only the others. The one line a kill can cut short is the last; reading
+//! The journal of a match or a tournament, `games.jsonl` in its run folder: one JSON line per
+//! finished game, `{"game": ID, "record": {...}}`, written in one call and synced to disk as the
+//! game ends. A run killed at any moment (`kill -9`, a node lost) so keeps every game it
+//! finished, and `--resume` plays only the others. The one line a kill can cut short is the last; reading
 //! drops it and cuts it from the file, so the next line starts clean.
 
-use super::super::game::GameRecord;
+use super::game::GameRecord;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
