@@ -1,5 +1,9 @@
-//! Match runner behaviour: reproducible games, colour-swapped pairs, SPRT stopping, records.
+//! Match runner behaviour: reproducible games, colour-swapped pairs, SPRT stopping, records,
+//! resume.
 
+mod common;
+
+use common::{journal_lines, kill_after_games, pgn_without_clock, run_dir};
 use std::sync::Arc;
 use xqtune::eval::EvalParams;
 use xqtune::play::pgn::{PgnHeader, game_pgn};
@@ -344,15 +348,6 @@ fn a_resumed_match_plays_the_games_of_the_uninterrupted_one() {
     assert!(e.to_string().contains("index 8"), "{e}");
 }
 
-fn records_without_clock(dir: &std::path::Path) -> String {
-    std::fs::read_to_string(dir.join("games.pgn"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with("[Date ") && !l.starts_with("[GameDuration "))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// `xqtune match` killed (SIGKILL) after a few games, then `--resume`d twice from another
 /// folder (the second time with nothing left to play), writes the games of the uninterrupted
 /// match, plays none twice, and names what is wrong with a bad `--resume`.
@@ -388,17 +383,9 @@ fn the_command_line_resumes_a_killed_match() {
             .args(["--out-dir", out]);
         c
     };
-    let run_dir = |out: &str| -> std::path::PathBuf {
-        let dirs: Vec<_> = std::fs::read_dir(dir.join(out))
-            .unwrap()
-            .flatten()
-            .collect();
-        assert_eq!(dirs.len(), 1, "{dirs:?}");
-        dirs[0].path()
-    };
     let o = start("full").output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let fd = run_dir("full");
+    let fd = run_dir(&dir.join("full"));
     for f in ["config.json", "games.jsonl", "games.pgn", "summary.json"] {
         assert!(fd.join(f).exists(), "{f}");
     }
@@ -408,25 +395,8 @@ fn the_command_line_resumes_a_killed_match() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let journal_lines = || -> usize {
-        std::fs::read_dir(dir.join("part"))
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .and_then(|e| std::fs::read_to_string(e.path().join("games.jsonl")).ok())
-            .map_or(0, |t| t.lines().count())
-    };
-    let t0 = std::time::Instant::now();
-    while journal_lines() < 2 && t0.elapsed().as_secs() < 120 {
-        if let Ok(Some(_)) = child.try_wait() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    let pd = run_dir("part");
-    let kept = journal_lines();
+    let kept = kill_after_games(&mut child, &dir.join("part"), 2);
+    let pd = run_dir(&dir.join("part"));
     assert!((2..games).contains(&kept), "{kept} games before the kill");
     for round in 0..2 {
         let o = xqtune()
@@ -450,8 +420,12 @@ fn the_command_line_resumes_a_killed_match() {
             assert!(stdout.contains("0 games in "), "{stdout}");
         }
     }
-    assert_eq!(records_without_clock(&pd), records_without_clock(&fd));
-    assert_eq!(journal_lines(), games, "no game was played twice");
+    assert_eq!(pgn_without_clock(&pd), pgn_without_clock(&fd));
+    assert_eq!(
+        journal_lines(&dir.join("part")),
+        games,
+        "no game was played twice"
+    );
     let summary = |d: &std::path::Path| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap()
     };

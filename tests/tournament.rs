@@ -2,6 +2,9 @@
 //! command line's records and rating list, resume after `kill -9` without replaying a game,
 //! variants, and the errors of an engines file.
 
+mod common;
+
+use common::{journal_lines, kill_after_games, pgn_without_clock, run_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -109,21 +112,6 @@ fn write_engines(dir: &Path) -> PathBuf {
     file
 }
 
-fn run_dir(out: &Path) -> PathBuf {
-    let dirs: Vec<_> = std::fs::read_dir(out).unwrap().flatten().collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].path()
-}
-
-fn pgn_without_clock(dir: &Path) -> String {
-    std::fs::read_to_string(dir.join("games.pgn"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with("[Date ") && !l.starts_with("[GameDuration "))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[test]
 fn the_command_line_rates_records_and_resumes_after_a_kill() {
     let dir = temp_dir("cli");
@@ -208,25 +196,8 @@ fn the_command_line_rates_records_and_resumes_after_a_kill() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let journal_lines = |out: &Path| -> usize {
-        std::fs::read_dir(out)
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .and_then(|e| std::fs::read_to_string(e.path().join("games.jsonl")).ok())
-            .map_or(0, |t| t.lines().count())
-    };
-    let t0 = std::time::Instant::now();
-    while journal_lines(&part) < 2 && t0.elapsed().as_secs() < 120 {
-        if let Ok(Some(_)) = child.try_wait() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
+    let kept = kill_after_games(&mut child, &part, 2);
     let pd = run_dir(&part);
-    let kept = journal_lines(&part);
     assert!((2..18).contains(&kept), "{kept} games before the kill");
     for _ in 0..2 {
         let o = xqtune()

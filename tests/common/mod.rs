@@ -6,7 +6,7 @@
 pub mod harness;
 pub mod uci_session;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub fn data_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -62,4 +62,48 @@ pub fn perft_cases() -> Vec<PerftCase> {
             PerftCase { id, fen, counts }
         })
         .collect()
+}
+
+/// The only run folder under `out`.
+pub fn run_dir(out: &Path) -> PathBuf {
+    let dirs: Vec<_> = std::fs::read_dir(out).unwrap().flatten().collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].path()
+}
+
+/// A run folder's `games.pgn` without the lines that differ between runs of the same games
+/// (`[Date]`, `[GameDuration]`).
+pub fn pgn_without_clock(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("games.pgn"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("[Date ") && !l.starts_with("[GameDuration "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The finished games in the journal (`games.jsonl`) of the run folder under `out`, 0 while
+/// there is none.
+pub fn journal_lines(out: &Path) -> usize {
+    std::fs::read_dir(out)
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(|e| e.ok())
+        .and_then(|e| std::fs::read_to_string(e.path().join("games.jsonl")).ok())
+        .map_or(0, |t| t.lines().count())
+}
+
+/// Kills `child` (SIGKILL) once the journal of its run folder under `out` holds `games`
+/// finished games (or after 120 s, or when it ends by itself), and returns how many it holds.
+pub fn kill_after_games(child: &mut std::process::Child, out: &Path, games: usize) -> usize {
+    let t0 = std::time::Instant::now();
+    while journal_lines(out) < games && t0.elapsed().as_secs() < 120 {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    journal_lines(out)
 }
