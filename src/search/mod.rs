@@ -192,20 +192,6 @@ fn static_eval(pos: &Position, eval: &EvalParams, options: EngineOptions) -> i32
     clamp_eval(evaluate_for(pos, eval, options.jieqi_eval))
 }
 
-/// A static evaluation damped toward a draw as the no-capture counter (`rule60`, in plies)
-/// runs on: `v * (divisor - rule60) / divisor`, zero from `rule60 >= divisor`; `divisor` 0
-/// leaves it alone (`shuffle_divisor`). The side ahead is pushed to capture, which resets the
-/// counter, before the no-capture limit draws the game (Stockfish and Pikafish damp theirs
-/// the same way).
-#[inline(always)]
-fn shuffle_damp(v: i32, rule60: u32, divisor: i32) -> i32 {
-    if divisor <= 0 {
-        return v;
-    }
-    let r = (rule60 as i32).min(divisor);
-    v * (divisor - r) / divisor
-}
-
 #[inline(always)]
 fn clamp_eval(v: i32) -> i32 {
     v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
@@ -588,8 +574,23 @@ impl Searcher {
         self.stopped
     }
 
+    /// The static evaluation `v` of `pos` damped toward a draw as the no-capture counter
+    /// (`rule60`, in plies) runs on: `v * (D - rule60) / D` with D = `shuffle_divisor`, zero
+    /// from `rule60 >= D`; D 0 leaves it alone. The side ahead is pushed to capture, which
+    /// resets the counter, before the no-capture limit draws the game (Stockfish and Pikafish
+    /// damp theirs the same way).
+    #[inline(always)]
+    fn shuffle_damp(&self, pos: &Position, v: i32) -> i32 {
+        let d = self.params.shuffle_divisor;
+        if d <= 0 {
+            return v;
+        }
+        let r = (pos.rule60() as i32).min(d);
+        v * (d - r) / d
+    }
+
     /// The static evaluation of `pos`, through the evaluation cache: `(value, true)`, not yet
-    /// damped by the no-capture counter (the caller damps it with `shuffle_damp`). Given a
+    /// damped by the no-capture counter (the caller damps it with [`Self::shuffle_damp`]). Given a
     /// quiescence window (on the damped scale), it may answer lazily instead: when material
     /// and position tables alone are so far outside the window that the other terms (almost
     /// never worth more than `qs_lazy_margin` together) cannot bring the score back into it,
@@ -611,7 +612,7 @@ impl Searcher {
                 if let Some((alpha, beta)) = window {
                     // The window is the caller's, on the damped scale (`shuffle_damp`, which
                     // keeps the order of values, so a damped bound stays a bound).
-                    let damp = |v| shuffle_damp(v, pos.rule60(), self.params.shuffle_divisor);
+                    let damp = |v| self.shuffle_damp(pos, v);
                     let margin = self.params.qs_lazy_margin;
                     let lazy = part.lazy(pos);
                     if damp(lazy - margin) >= beta {
@@ -638,7 +639,7 @@ impl Searcher {
         } else {
             static_eval(pos, &self.eval, self.options)
         };
-        shuffle_damp(v, pos.rule60(), self.params.shuffle_divisor)
+        self.shuffle_damp(pos, v)
     }
 
     /// The network's evaluation of `pos`, which must be the position at the top of the
@@ -855,7 +856,7 @@ impl Searcher {
         let base_eval = if in_check {
             -INF
         } else {
-            shuffle_damp(raw_eval, pos.rule60(), p.shuffle_divisor)
+            self.shuffle_damp(pos, raw_eval)
         };
         // In check there is no static evaluation to correct, nor one to learn from.
         let corr_slots = (!in_check).then(|| correction::Correction::slots(pos));
@@ -1354,7 +1355,7 @@ impl Searcher {
                 _ => self.eval_for(pos, Some((alpha, beta))),
             };
             let stored_eval = if exact { stand_pat } else { NO_EVAL };
-            let stand_pat = shuffle_damp(stand_pat, pos.rule60(), self.params.shuffle_divisor);
+            let stand_pat = self.shuffle_damp(pos, stand_pat);
             if stand_pat >= beta {
                 if hit.is_none() {
                     self.tt.store(
