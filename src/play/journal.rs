@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -33,6 +34,8 @@ struct Line {
 pub struct Journal {
     path: PathBuf,
     file: File,
+    /// The first game that could not be written (see [`Journal::record`]).
+    failure: Option<String>,
 }
 
 impl Journal {
@@ -80,9 +83,28 @@ impl Journal {
             Journal {
                 path: path.to_path_buf(),
                 file,
+                failure: None,
             },
             games,
         ))
+    }
+
+    /// Appends game `id` as the run's recorder does: a game that is not in the journal would
+    /// be played again on resume, so the first one that cannot be written raises `stop` (no
+    /// new game starts) and is kept as [`Journal::failure`]; no game is written after it.
+    pub fn record(&mut self, id: usize, record: &GameRecord, stop: &AtomicBool) {
+        if self.failure.is_some() {
+            return;
+        }
+        if let Err(e) = self.append(id, record) {
+            self.failure = Some(e.to_string());
+            stop.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Why a game could not be recorded, if one could not.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     /// Appends game `id` and syncs it to disk.

@@ -759,19 +759,13 @@ pub fn run_cli(given: &MatchArgs) -> Result<()> {
         eprintln!("{w}");
     }
     let journal = std::sync::Mutex::new(journal);
-    let journal_error = std::sync::Mutex::new(None::<String>);
     let checkpoint = std::sync::Mutex::new((done.clone(), std::time::Instant::now()));
     let started = std::time::Instant::now();
     let outcome = run_match_resuming(&a, &b, &cfg, done, &|p| {
         if let Ok(mut j) = journal.lock()
             && let Some(j) = j.as_mut()
-            && let Err(e) = j.append(p.game.index, p.game)
-            && let Ok(mut slot) = journal_error.lock()
-            && slot.is_none()
         {
-            // A game that is not in the journal would be played again on resume: stop.
-            *slot = Some(e.to_string());
-            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            j.record(p.game.index, p.game, &stop);
         }
         let mut msg = format!(
             "{}-{}-{}  Elo {:.1} +/- {:.1}",
@@ -822,10 +816,8 @@ pub fn run_cli(given: &MatchArgs) -> Result<()> {
         }
     };
     bar.finish_and_clear();
-    if let Some(e) = journal_error
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-    {
+    let journal = journal.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = journal.as_ref().and_then(|j| j.failure()) {
         if let Some(dir) = &run_dir {
             save_records(dir, &args.name, &a, &b, &cfg, &report, false)?;
         }

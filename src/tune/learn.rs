@@ -2,21 +2,21 @@
 //! current best network (the classical evaluation before the first), trains a candidate on the
 //! newest generations' data (from the best network's weights, or from scratch), and gates it
 //! with an SPRT against the best: an accepted candidate becomes the best. The Elo of the
-//! accepted generations adds up to the loop's climb (the generation table `log.csv`: data
-//! size, losses, the gate's W-L-D, Elo, LLR, accepted; and the plot `plots/elo.png`).
+//! accepted generations adds up to the loop's climb (the generation table `generations.csv`:
+//! data size, losses, the gate's W-L-D, Elo, LLR, accepted; and the plot `plots/elo.png`).
 //!
 //! The loop is a [`Tuner`] of the one run driver (one generation per step), so it has the run
 //! folder, `config.json`, the checkpoint after every generation, `--resume`, Ctrl-C, progress,
 //! the plot and a closing verification of the last best network against the classical
 //! evaluation. Inside a generation, `generation.json` records the stage reached (datagen,
 //! training, gate), so a run killed in the middle of one resumes there: datagen resumes from
-//! its own partial file, training from its run folder's checkpoint, the gate from its start
-//! (its games are seeded, so it plays them again the same).
+//! its own partial file, training from its run folder's checkpoint, the gate from its journal
+//! (only the games it lacks are played; with node limits the gate ends as it would have).
 //!
 //! Layout of the run folder: `data/gen-NNN.xqp` (the generation's positions, packed; Jieqi,
 //! which has no packed form: `data/gen-NNN.txt`, `FEN | score | wdl` rows of view FENs),
-//! `train/` (one `tune nnue` run folder per generation), `nets/gen-NNN.nnue` (the accepted
-//! networks), `best.nnue`.
+//! `train/` (one `tune nnue` run folder per generation), `gate/gen-NNN.jsonl` (the journal of
+//! each gate's finished games), `nets/gen-NNN.nnue` (the accepted networks), `best.nnue`.
 
 use super::TuneError;
 use super::common::CommonArgs;
@@ -26,8 +26,10 @@ use super::nnue::NnueArgs;
 use super::stop::install_ctrlc;
 use crate::core::Variant;
 use crate::eval::nnue::Network;
+use crate::play::journal::Journal;
+use crate::play::resume::check_journal;
 use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
-use crate::play::{Engine, MatchConfig, run_match_with_progress};
+use crate::play::{Engine, MatchConfig, Opening, load_openings, run_match_resuming};
 use crate::util::mix;
 use clap::Parser;
 use serde::{Deserialize, Serialize};
@@ -71,6 +73,16 @@ pub struct LearnArgs {
     /// Random plies at the start of every self-play game.
     #[arg(long, default_value_t = 8)]
     pub random_plies: usize,
+    /// The training's learning rate (`tune nnue --lr`; default: its own). A candidate trained
+    /// from the best network's weights usually wants a smaller one.
+    #[arg(long)]
+    pub lr: Option<f32>,
+    /// Nodes per move in the gates (default: `--nodes`, the self-play budget).
+    #[arg(long)]
+    pub gate_nodes: Option<u64>,
+    /// The gates' opening suite, one FEN or EPD line per opening (default: the default suite).
+    #[arg(long)]
+    pub gate_openings: Option<PathBuf>,
 }
 
 /// What `config.json` records.
@@ -87,6 +99,12 @@ pub struct LearnSettings {
     #[serde(with = "files::exact")]
     pub lambda: f64,
     pub random_plies: usize,
+    #[serde(default)]
+    pub lr: Option<f32>,
+    #[serde(default)]
+    pub gate_nodes: Option<u64>,
+    #[serde(default)]
+    pub gate_openings: Option<PathBuf>,
 }
 
 impl From<&LearnArgs> for LearnSettings {
@@ -102,6 +120,12 @@ impl From<&LearnArgs> for LearnSettings {
             hidden: a.hidden,
             lambda: a.lambda,
             random_plies: a.random_plies,
+            lr: a.lr,
+            gate_nodes: a.gate_nodes,
+            gate_openings: a
+                .gate_openings
+                .as_deref()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
         }
     }
 }
@@ -111,7 +135,7 @@ impl From<&LearnArgs> for LearnSettings {
 pub struct LearnState {
     /// Completed generations.
     pub generation: u64,
-    /// The best network so far (none: the classical evaluation).
+    /// The best network so far, relative to the run folder (none: the classical evaluation).
     pub best: Option<PathBuf>,
     /// The Elo of the accepted generations, added up.
     pub climb: f64,
@@ -125,7 +149,7 @@ struct Progress {
     generation: u64,
     /// The data is complete.
     data: bool,
-    /// The training run's folder, once started.
+    /// The training run's folder, once started (relative to the run folder, as `candidate`).
     train: Option<PathBuf>,
     /// The training is complete: its `best.nnue`.
     candidate: Option<PathBuf>,
@@ -162,6 +186,19 @@ impl LearnTuner {
                 start: ctx.start.clone(),
             },
         })
+    }
+
+    /// `path` (inside the run folder) as the run records it: relative to the folder, so a run
+    /// resumes from any working folder, and from wherever the folder was moved.
+    fn rel(&self, path: &Path) -> PathBuf {
+        path.strip_prefix(&self.ctx.dir)
+            .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+    }
+
+    /// A path the run recorded, as a path from here (the inverse of [`LearnTuner::rel`]; an
+    /// absolute path stays as it is).
+    fn at(&self, recorded: &Path) -> PathBuf {
+        self.ctx.dir.join(recorded)
     }
 
     fn data_path(&self, g: u64) -> PathBuf {
@@ -271,6 +308,9 @@ impl LearnTuner {
                 if let Some(p) = &self.common().params {
                     v.extend(["--params".into(), p.display().to_string()]);
                 }
+                if let Some(lr) = s.lr {
+                    v.extend(["--lr".into(), lr.to_string()]);
+                }
                 if let (Some(b), false) = (best, s.from_scratch) {
                     v.extend(["--init-net".into(), b.display().to_string()]);
                 }
@@ -295,10 +335,13 @@ impl LearnTuner {
         Ok(e)
     }
 
-    /// The gate of generation `g`: the candidate against the best, SPRT at `--nodes`.
+    /// The gate of generation `g`: the candidate against the best, an SPRT at `--gate-nodes`
+    /// (default `--nodes`) from `--gate-openings`. Every finished game goes to the journal
+    /// `gate/gen-NNN.jsonl`, so a gate killed midway plays only the games it lacks.
     fn gate(&self, g: u64, candidate: &Path, best: Option<&Path>) -> Result<Gate, TuneError> {
         let c = self.common();
-        if self.ctx.settings.tuner.gate_games == 0 {
+        let s = &self.ctx.settings.tuner;
+        if s.gate_games == 0 {
             return Ok(Gate {
                 stats: MatchStats::default(),
                 llr: f64::NAN,
@@ -307,8 +350,8 @@ impl LearnTuner {
         }
         let a = self.engine("candidate", Some(candidate))?;
         let b = self.engine(if best.is_some() { "best" } else { "classical" }, best)?;
-        let cfg = MatchConfig {
-            games: self.ctx.settings.tuner.gate_games.max(2),
+        let mut cfg = MatchConfig {
+            games: s.gate_games.max(2),
             sprt: Some(SprtConfig {
                 elo0: c.elo0,
                 elo1: c.elo1,
@@ -317,15 +360,32 @@ impl LearnTuner {
             }),
             concurrency: c.threads(),
             seed: mix(c.seed, &[g, 0x6a7e]),
+            openings: gate_suite(s.gate_openings.as_deref())?,
             ..c.match_config(0)
         };
+        if let (Some(n), Some(_)) = (s.gate_nodes, cfg.nodes) {
+            cfg.nodes = Some(n);
+        }
+        let dir = self.ctx.dir.join("gate");
+        std::fs::create_dir_all(&dir).map_err(|e| files::io_err(&dir, e))?;
+        let path = dir.join(format!("gen-{g:03}.jsonl"));
+        let (journal, games) = Journal::open(&path).map_err(|e| TuneError::Io(e.to_string()))?;
+        let done = check_journal(games, &a, &b, cfg.games)
+            .map_err(|e| TuneError::Params(format!("{}: {e}", path.display())))?;
+        // (Ctrl-C is the driver's: it stops between generations)
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        cfg.stop = Some(stop.clone());
+        let journal = std::sync::Mutex::new(journal);
         let bar = crate::progress::Progress::new(
             cfg.games as u64,
-            0,
+            done.len() as u64,
             "gate {bar:30} {pos}/{len} games {msg}",
             "gate",
         );
-        let report = run_match_with_progress(&a, &b, &cfg, &|p| {
+        let report = run_match_resuming(&a, &b, &cfg, done, &|p| {
+            if let Ok(mut j) = journal.lock() {
+                j.record(p.game.index, p.game, &stop);
+            }
             bar.set(
                 p.finished as u64,
                 format!("{}-{}-{}", p.live.wins, p.live.losses, p.live.draws),
@@ -333,6 +393,12 @@ impl LearnTuner {
         })
         .map_err(|e| TuneError::Params(format!("gate: {e}")))?;
         bar.finish_and_clear();
+        let journal = journal.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = journal.failure() {
+            return Err(TuneError::Io(format!(
+                "cannot record a gate game ({e}); the games recorded so far are kept for --resume"
+            )));
+        }
         Ok(Gate {
             stats: MatchStats::from(&report.result),
             llr: report.sprt.map_or(f64::NAN, |s| s.llr),
@@ -340,6 +406,16 @@ impl LearnTuner {
             accepted: report.sprt.is_some_and(|s| s.verdict == SprtVerdict::H1),
         })
     }
+}
+
+/// The gates' suite: `path`'s openings, or the default suite.
+fn gate_suite(path: Option<&Path>) -> Result<Option<Arc<Vec<Opening>>>, TuneError> {
+    path.map(|p| {
+        load_openings(p)
+            .map(Arc::new)
+            .map_err(|e| TuneError::Params(format!("--gate-openings {}: {e}", p.display())))
+    })
+    .transpose()
 }
 
 /// How a gate ended.
@@ -425,7 +501,7 @@ impl Tuner for LearnTuner {
                     .map_err(|e| TuneError::Params(format!("--init-net {}: {e}", p.display())))?;
                 let to = self.ctx.dir.join("nets").join("gen-000.nnue");
                 net.save(&to).map_err(|e| files::io_err(&to, e))?;
-                Some(to)
+                Some(self.rel(&to))
             }
             None => None,
         };
@@ -455,7 +531,7 @@ impl Tuner for LearnTuner {
                 ..Progress::default()
             };
         }
-        let best = state.best.clone();
+        let best = state.best.as_deref().map(|b| self.at(b));
         if !p.data {
             println!("generation {g}: self-play");
             self.datagen(g, best.as_deref())?;
@@ -464,31 +540,35 @@ impl Tuner for LearnTuner {
         }
         if p.candidate.is_none() {
             println!("generation {g}: training");
-            let folder = p.train.clone();
+            let folder = p.train.as_deref().map(|f| self.at(f));
             let done = self.train(g, best.as_deref(), folder.as_deref())?;
             let Some(dir) = done else {
                 // stopped by Ctrl-C inside the training: the folder is resumed next time, and
                 // the driver stops on the same Ctrl-C
-                p.train = latest_run(&self.ctx.dir.join("train"), &format!("gen-{g:03}"));
+                p.train = latest_run(&self.ctx.dir.join("train"), &format!("gen-{g:03}"))
+                    .map(|d| self.rel(&d));
                 write_json(&progress_path, &p)?;
                 return Ok(None);
             };
-            p.train = Some(dir.clone());
-            p.candidate = Some(dir.join("best.nnue"));
+            p.train = Some(self.rel(&dir));
+            p.candidate = Some(self.rel(&dir.join("best.nnue")));
             write_json(&progress_path, &p)?;
         }
-        let candidate = p.candidate.clone().unwrap_or_default();
+        let candidate = self.at(p.candidate.as_deref().unwrap_or(Path::new("")));
         println!("generation {g}: gate");
         let gate = self.gate(g, &candidate, best.as_deref())?;
         if gate.accepted {
             let to = self.ctx.dir.join("nets").join(format!("gen-{g:03}.nnue"));
             std::fs::copy(&candidate, &to).map_err(|e| files::io_err(&to, e))?;
-            state.best = Some(to);
+            state.best = Some(self.rel(&to));
             state.climb += gate.stats.elo;
         }
         state.generation = g;
         let positions = self.positions(g);
-        let losses = p.train.as_deref().map_or((f64::NAN, f64::NAN), last_losses);
+        let losses = p
+            .train
+            .as_deref()
+            .map_or((f64::NAN, f64::NAN), |t| last_losses(&self.at(t)));
         Ok(Some(Step {
             row: row(g, positions, losses, &gate),
             message: format!(
@@ -512,15 +592,15 @@ impl Tuner for LearnTuner {
     /// The best network as `best.nnue`, verified against the classical evaluation.
     fn best(&mut self, state: &mut LearnState) -> Result<Tuned, TuneError> {
         state.done = true;
-        let Some(best) = &state.best else {
+        let Some(best) = state.best.as_deref().map(|b| self.at(b)) else {
             return Ok(Tuned::Nothing(
                 "no generation was accepted: no network beat the classical evaluation".into(),
             ));
         };
         let net =
-            Network::load(best).map_err(|e| TuneError::Io(format!("{}: {e}", best.display())))?;
+            Network::load(&best).map_err(|e| TuneError::Io(format!("{}: {e}", best.display())))?;
         let file = self.ctx.dir.join("best.nnue");
-        std::fs::copy(best, &file).map_err(|e| files::io_err(&file, e))?;
+        std::fs::copy(&best, &file).map_err(|e| files::io_err(&file, e))?;
         Ok(Tuned::Network {
             file,
             tuned: Box::new(net),
@@ -557,6 +637,15 @@ pub fn run_learn_with(args: &LearnArgs, max_steps: Option<u64>) -> Result<RunOut
             "--generations, --games and --epochs must be at least 1".into(),
         ));
     }
+    if args.gate_nodes == Some(0) {
+        return Err(TuneError::Params("--gate-nodes must be at least 1".into()));
+    }
+    if args.lr.is_some_and(|lr| !(lr > 0.0 && lr.is_finite())) {
+        return Err(TuneError::Params("--lr must be a positive number".into()));
+    }
+    // a bad suite or size is named before the first generation's self-play, not after it
+    gate_suite(args.gate_openings.as_deref())?;
+    super::nnue::check_hidden(args.common.variant, args.hidden)?;
     if args.common.engine.engine.is_some() || !args.common.engine.opponent.is_empty() {
         return Err(TuneError::Params(
             "learn trains xqtune's own network; --engine and --opponent do not apply".into(),
@@ -624,6 +713,33 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("--engine and --opponent do not apply"), "{e}");
+        }
+        assert!(!d.exists(), "refused before a run folder");
+    }
+
+    /// Flags that would fail only after a generation's self-play are named before it.
+    #[test]
+    fn bad_gate_and_training_flags_are_named_first() {
+        let d = std::env::temp_dir().join(format!("xqtune-learn-flags-{}", std::process::id()));
+        let mut narrow = args(&d, &[]);
+        narrow.hidden = 16;
+        let e = run_learn_with(&narrow, None).unwrap_err().to_string();
+        assert!(
+            e.contains("--hidden") && e.contains("hidden size 16"),
+            "{e}"
+        );
+        for (flags, want) in [
+            (&["--lr", "0"][..], "--lr must be a positive number"),
+            (&["--gate-nodes", "0"], "--gate-nodes must be at least 1"),
+            (
+                &["--gate-openings", "/nonexistent/suite.txt"],
+                "--gate-openings /nonexistent/suite.txt",
+            ),
+        ] {
+            let e = run_learn_with(&args(&d, flags), None)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{flags:?}: {e}");
         }
         assert!(!d.exists(), "refused before a run folder");
     }

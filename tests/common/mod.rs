@@ -85,19 +85,36 @@ pub fn pgn_without_clock(dir: &Path) -> String {
 /// The finished games in the journal (`games.jsonl`) of the run folder under `out`, 0 while
 /// there is none.
 pub fn journal_lines(out: &Path) -> usize {
+    journal_lines_at(out, "games.jsonl")
+}
+
+/// The lines of the journal at `journal` (a path inside the run folder under `out`), 0 while
+/// there is none.
+pub fn journal_lines_at(out: &Path, journal: &str) -> usize {
     std::fs::read_dir(out)
         .ok()
         .and_then(|mut d| d.next())
         .and_then(|e| e.ok())
-        .and_then(|e| std::fs::read_to_string(e.path().join("games.jsonl")).ok())
+        .and_then(|e| std::fs::read_to_string(e.path().join(journal)).ok())
         .map_or(0, |t| t.lines().count())
 }
 
 /// Kills `child` (SIGKILL) once the journal of its run folder under `out` holds `games`
 /// finished games (or after 120 s, or when it ends by itself), and returns how many it holds.
 pub fn kill_after_games(child: &mut std::process::Child, out: &Path, games: usize) -> usize {
+    kill_after_journal_lines(child, out, "games.jsonl", games)
+}
+
+/// [`kill_after_games`] for the journal at `journal` inside the run folder (the child gets
+/// 300 s to write them).
+pub fn kill_after_journal_lines(
+    child: &mut std::process::Child,
+    out: &Path,
+    journal: &str,
+    games: usize,
+) -> usize {
     let t0 = std::time::Instant::now();
-    while journal_lines(out) < games && t0.elapsed().as_secs() < 120 {
+    while journal_lines_at(out, journal) < games && t0.elapsed().as_secs() < 300 {
         if let Ok(Some(_)) = child.try_wait() {
             break;
         }
@@ -105,5 +122,5 @@ pub fn kill_after_games(child: &mut std::process::Child, out: &Path, games: usiz
     }
     let _ = child.kill();
     let _ = child.wait();
-    journal_lines(out)
+    journal_lines_at(out, journal)
 }

@@ -290,7 +290,6 @@ pub fn run_cli(args: &TournamentArgs) -> Result<()> {
     let started = Instant::now();
     let mut last_save = Instant::now();
     let mut last_table = Instant::now();
-    let mut journal_error: Option<String> = None;
     let table_every = Duration::from_secs(args.table_every);
     let report = run_tournament(
         &setup.engines,
@@ -298,13 +297,7 @@ pub fn run_cli(args: &TournamentArgs) -> Result<()> {
         cfg,
         &mut |p: &TournamentProgress| {
             let id = p.pairing * p.state.games_per_pairing + p.game.index;
-            if let Err(e) = journal.append(id, p.game)
-                && journal_error.is_none()
-            {
-                // A game that is not in the journal would be played again on resume: stop.
-                journal_error = Some(e.to_string());
-                stop.store(true, Ordering::SeqCst);
-            }
+            journal.record(id, p.game, &stop);
             let r = p.state.result(p.pairing);
             let pr = p.state.pairings[p.pairing];
             bar.set(
@@ -330,7 +323,7 @@ pub fn run_cli(args: &TournamentArgs) -> Result<()> {
         },
     )?;
     bar.finish_and_clear();
-    if let Some(e) = journal_error {
+    if let Some(e) = journal.failure() {
         bail!(
             "cannot record a finished game ({e}); the games recorded so far are kept: fix the \
              cause and continue with xqtune tournament --resume {}",

@@ -224,6 +224,15 @@ pub(crate) fn network_path(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
+/// `--hidden`'s check, for a caller that passes it on to a later training (`learn`), so a bad
+/// size is named before the work that precedes the training.
+pub(crate) fn check_hidden(variant: Variant, hidden: usize) -> Result<(), TuneError> {
+    let set = Features::default_for(variant).id();
+    nnue::Architecture::new(set, hidden, 1, nnue::Activation::SCReLU)
+        .validate()
+        .map_err(|e| TuneError::Params(format!("--hidden: {e}")))
+}
+
 /// Centipawns per unit of network output (the file header's SCALE).
 const SCALE: i32 = nnue::DEFAULT_SCALE;
 
