@@ -23,6 +23,7 @@ use super::common::CommonArgs;
 use super::driver::{self, RunContext, RunOutcome, Step, Tuned, Tuner};
 use super::files::{self, csv_float, read_json, write_json};
 use super::nnue::NnueArgs;
+use super::space::SpaceKind;
 use super::stop::install_ctrlc;
 use crate::core::Variant;
 use crate::eval::nnue::Network;
@@ -30,14 +31,44 @@ use crate::play::journal::Journal;
 use crate::play::resume::check_journal;
 use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
 use crate::play::{Engine, MatchConfig, Opening, load_openings, run_match_resuming};
+use crate::uci::Protocol;
 use crate::util::mix;
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The tuners' flags that mean nothing to the loop (it trains its own network, in self-play):
+/// hidden from `learn --help`, and refused when given (see [`run_learn_with`]).
+const NOT_FOR_LEARN: [&str; 11] = [
+    "flatten",
+    "space",
+    "only",
+    "engine",
+    "proto",
+    "engine_option",
+    "param_file",
+    "opponent",
+    "opponent_proto",
+    "opponent_option",
+    "no_check",
+];
+
 /// `xqtune learn`.
 #[derive(clap::Args, Debug, Clone)]
+#[command(
+    mut_arg(NOT_FOR_LEARN[0], |a| a.hide(true)),
+    mut_arg(NOT_FOR_LEARN[1], |a| a.hide(true)),
+    mut_arg(NOT_FOR_LEARN[2], |a| a.hide(true)),
+    mut_arg(NOT_FOR_LEARN[3], |a| a.hide(true)),
+    mut_arg(NOT_FOR_LEARN[4], |a| a.hide(true)),
+    mut_arg(NOT_FOR_LEARN[5], |a| a.hide(true)),
+    mut_arg(NOT_FOR_LEARN[6], |a| a.hide(true)),
+    mut_arg(NOT_FOR_LEARN[7], |a| a.hide(true)),
+    mut_arg(NOT_FOR_LEARN[8], |a| a.hide(true)),
+    mut_arg(NOT_FOR_LEARN[9], |a| a.hide(true)),
+    mut_arg(NOT_FOR_LEARN[10], |a| a.hide(true))
+)]
 pub struct LearnArgs {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -646,10 +677,26 @@ pub fn run_learn_with(args: &LearnArgs, max_steps: Option<u64>) -> Result<RunOut
     // a bad suite or size is named before the first generation's self-play, not after it
     gate_suite(args.gate_openings.as_deref())?;
     super::nnue::check_hidden(args.common.variant, args.hidden)?;
-    if args.common.engine.engine.is_some() || !args.common.engine.opponent.is_empty() {
-        return Err(TuneError::Params(
-            "learn trains xqtune's own network; --engine and --opponent do not apply".into(),
-        ));
+    let c = &args.common;
+    let e = &c.engine;
+    let given = [
+        (c.flatten, "--flatten"),
+        (c.space != SpaceKind::Eval, "--space"),
+        (!c.only.is_empty(), "--only"),
+        (e.engine.is_some(), "--engine"),
+        (e.proto != Protocol::Uci, "--proto"),
+        (!e.engine_option.is_empty(), "--engine-option"),
+        (e.param_file.is_some(), "--param-file"),
+        (!e.opponent.is_empty(), "--opponent"),
+        (!e.opponent_proto.is_empty(), "--opponent-proto"),
+        (!e.opponent_option.is_empty(), "--opponent-option"),
+        (e.no_check, "--no-check"),
+    ];
+    debug_assert_eq!(given.len(), NOT_FOR_LEARN.len());
+    if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
+        return Err(TuneError::Params(format!(
+            "learn trains xqtune's own network in self-play; {flag} does not apply"
+        )));
     }
     driver::launch(
         &args.common,
@@ -704,17 +751,49 @@ mod tests {
             .collect()
     }
 
-    /// The loop gates against its own best network: an external engine or a pool is refused.
+    /// The loop gates against its own best network: the tuners' flags for an external engine,
+    /// a pool or a parameter space are refused by name, and not listed by `--help`.
     #[test]
-    fn engines_and_opponents_are_refused() {
+    fn flags_of_the_other_tuners_are_refused_and_hidden() {
         let d = std::env::temp_dir().join(format!("xqtune-learn-bad-{}", std::process::id()));
-        for flag in ["--engine", "--opponent"] {
-            let e = run_learn_with(&args(&d, &[flag, "x"]), None)
+        for flag in [
+            &["--flatten"][..],
+            &["--space", "search"],
+            &["--only", "pst.*"],
+            &["--engine", "x"],
+            &["--proto", "ucci"],
+            &["--engine-option", "Hash=16"],
+            &["--param-file", "p.txt"],
+            &["--opponent", "x"],
+            &["--opponent-proto", "ucci"],
+            &["--opponent-option", "Hash=16"],
+            &["--no-check"],
+        ] {
+            let e = run_learn_with(&args(&d, flag), None)
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains("--engine and --opponent do not apply"), "{e}");
+            assert!(
+                e.contains(&format!("{} does not apply", flag[0])),
+                "{flag:?}: {e}"
+            );
         }
         assert!(!d.exists(), "refused before a run folder");
+        let help = <Cli as clap::CommandFactory>::command()
+            .render_long_help()
+            .to_string();
+        for id in NOT_FOR_LEARN {
+            let flag = format!("--{} ", id.replace('_', "-"));
+            assert!(!help.contains(&flag), "{flag} in learn --help");
+        }
+        for flag in [
+            "--gate-nodes ",
+            "--nodes ",
+            "--init-net ",
+            "--lr ",
+            "--verify ",
+        ] {
+            assert!(help.contains(flag), "{flag} missing from learn --help");
+        }
     }
 
     /// Flags that would fail only after a generation's self-play are named before it.
