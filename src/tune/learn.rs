@@ -866,6 +866,13 @@ mod tests {
             net.description()
         );
         assert!(whole.dir.join("plots/elo.png").exists());
+        // the loop's best network is promoted as a `tune nnue` run's is
+        let dest = d.join("promoted.nnue");
+        super::super::promote(&whole.dir, Some(dest.clone()), true).unwrap();
+        assert_eq!(
+            std::fs::read(&dest).unwrap(),
+            std::fs::read(whole.dir.join("best.nnue")).unwrap()
+        );
         // stopped after generation 1, then resumed: the same table
         let cut = run_learn_with(&args(&d.join("cut"), &["--gate-games", "0"]), Some(1)).unwrap();
         assert!(!cut.finished);

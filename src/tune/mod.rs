@@ -140,7 +140,8 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
     };
     let cfg: serde_json::Value = files::read_json(&dir.join("config.json"))
         .with_context(|| format!("{} is not a run folder", dir.display()))?;
-    let copies = if cfg["tuner"].as_str() == Some("nnue") {
+    // a network run: `tune nnue`, or the learning loop's best generation
+    let copies = if matches!(cfg["tuner"].as_str(), Some("nnue" | "learn")) {
         network_copies(best, &dir, to)?
     } else {
         params_copies(best, &dir, &cfg, to)?
@@ -168,7 +169,8 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
     Ok(())
 }
 
-/// What promoting a network run copies: its `best.nnue` (which must load as a network) to the
+/// What promoting a network run (`tune nnue` or `learn`) copies: its `best.nnue` (which must
+/// load as a network) to the
 /// engine's embedded default of the network's variant, `params/xiangqi.nnue` or
 /// `params/jieqi.nnue`.
 fn network_copies(
