@@ -170,9 +170,8 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
 }
 
 /// What promoting a network run (`tune nnue` or `learn`) copies: its `best.nnue` (which must
-/// load as a network) to the
-/// engine's embedded default of the network's variant, `params/xiangqi.nnue` or
-/// `params/jieqi.nnue`.
+/// load as a network) to the engine's embedded default of the network's variant,
+/// `params/xiangqi.nnue` or `params/jieqi.nnue`.
 fn network_copies(
     best: &std::path::Path,
     dir: &std::path::Path,
