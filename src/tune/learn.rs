@@ -56,19 +56,10 @@ const NOT_FOR_LEARN: [&str; 11] = [
 
 /// `xqtune learn`.
 #[derive(clap::Args, Debug, Clone)]
-#[command(
-    mut_arg(NOT_FOR_LEARN[0], |a| a.hide(true)),
-    mut_arg(NOT_FOR_LEARN[1], |a| a.hide(true)),
-    mut_arg(NOT_FOR_LEARN[2], |a| a.hide(true)),
-    mut_arg(NOT_FOR_LEARN[3], |a| a.hide(true)),
-    mut_arg(NOT_FOR_LEARN[4], |a| a.hide(true)),
-    mut_arg(NOT_FOR_LEARN[5], |a| a.hide(true)),
-    mut_arg(NOT_FOR_LEARN[6], |a| a.hide(true)),
-    mut_arg(NOT_FOR_LEARN[7], |a| a.hide(true)),
-    mut_arg(NOT_FOR_LEARN[8], |a| a.hide(true)),
-    mut_arg(NOT_FOR_LEARN[9], |a| a.hide(true)),
-    mut_arg(NOT_FOR_LEARN[10], |a| a.hide(true))
-)]
+#[command(mut_args(|a| {
+    let hide = NOT_FOR_LEARN.contains(&a.get_id().as_str());
+    a.hide(hide)
+}))]
 pub struct LearnArgs {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -679,23 +670,24 @@ pub fn run_learn_with(args: &LearnArgs, max_steps: Option<u64>) -> Result<RunOut
     super::nnue::check_hidden(args.common.variant, args.hidden)?;
     let c = &args.common;
     let e = &c.engine;
+    // in the order of NOT_FOR_LEARN
     let given = [
-        (c.flatten, "--flatten"),
-        (c.space != SpaceKind::Eval, "--space"),
-        (!c.only.is_empty(), "--only"),
-        (e.engine.is_some(), "--engine"),
-        (e.proto != Protocol::Uci, "--proto"),
-        (!e.engine_option.is_empty(), "--engine-option"),
-        (e.param_file.is_some(), "--param-file"),
-        (!e.opponent.is_empty(), "--opponent"),
-        (!e.opponent_proto.is_empty(), "--opponent-proto"),
-        (!e.opponent_option.is_empty(), "--opponent-option"),
-        (e.no_check, "--no-check"),
+        c.flatten,
+        c.space != SpaceKind::Eval,
+        !c.only.is_empty(),
+        e.engine.is_some(),
+        e.proto != Protocol::Uci,
+        !e.engine_option.is_empty(),
+        e.param_file.is_some(),
+        !e.opponent.is_empty(),
+        !e.opponent_proto.is_empty(),
+        !e.opponent_option.is_empty(),
+        e.no_check,
     ];
-    debug_assert_eq!(given.len(), NOT_FOR_LEARN.len());
-    if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
+    if let Some((id, _)) = NOT_FOR_LEARN.iter().zip(given).find(|(_, g)| *g) {
         return Err(TuneError::Params(format!(
-            "learn trains xqtune's own network in self-play; {flag} does not apply"
+            "learn trains xqtune's own network in self-play; --{} does not apply",
+            id.replace('_', "-")
         )));
     }
     driver::launch(

@@ -105,8 +105,7 @@ pub fn kill_after_games(child: &mut std::process::Child, out: &Path, games: usiz
     kill_after_journal_lines(child, out, "games.jsonl", games)
 }
 
-/// [`kill_after_games`] for the journal at `journal` inside the run folder (the child gets
-/// 300 s to write them).
+/// [`kill_after_games`] for the journal at `journal` inside the run folder.
 pub fn kill_after_journal_lines(
     child: &mut std::process::Child,
     out: &Path,
@@ -114,7 +113,7 @@ pub fn kill_after_journal_lines(
     games: usize,
 ) -> usize {
     let t0 = std::time::Instant::now();
-    while journal_lines_at(out, journal) < games && t0.elapsed().as_secs() < 300 {
+    while journal_lines_at(out, journal) < games && t0.elapsed().as_secs() < 120 {
         if let Ok(Some(_)) = child.try_wait() {
             break;
         }
