@@ -6,6 +6,7 @@ mod common;
 use common::{journal_lines, kill_after_games, pgn_without_clock, run_dir};
 use std::sync::Arc;
 use xqtune::eval::EvalParams;
+use xqtune::play::game::GameRecord;
 use xqtune::play::pgn::{PgnHeader, game_pgn};
 use xqtune::play::runner::tally;
 use xqtune::play::{
@@ -51,6 +52,10 @@ fn play(cfg: &MatchConfig) -> MatchReport {
 }
 
 fn pgn(r: &MatchReport) -> String {
+    pgn_of(&r.games)
+}
+
+fn pgn_of(games: &[GameRecord]) -> String {
     let h = PgnHeader {
         event: "t".into(),
         date: "2026.01.01".into(),
@@ -58,7 +63,7 @@ fn pgn(r: &MatchReport) -> String {
         variant: "xiangqi".into(),
     };
     // Wall time is the one field allowed to differ between runs.
-    r.games
+    games
         .iter()
         .map(|g| {
             let mut g = g.clone();
@@ -453,5 +458,37 @@ fn the_command_line_resumes_a_killed_match() {
     assert!(e.contains("is not the run folder of a match"), "{e}");
     let e = bad(&["--resume", pd.to_str().unwrap(), "--no-save"]);
     assert!(e.contains("leave out --no-save"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A journal reopened for its own match gives back its games; opened for another match (the
+/// engines swapped, or fewer games) it is refused, naming the file and the game.
+#[test]
+fn a_journal_opens_only_for_its_own_match() {
+    use xqtune::play::journal::Journal;
+    use xqtune::play::resume::open_journal;
+    let a = Engine::Internal(engine("A", EvalParams::default()));
+    let b = Engine::Internal(engine("B", odd_eval()));
+    let full = play(&tiny(2, 4));
+    let dir = std::env::temp_dir().join(format!("xqtune-journal-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("games.jsonl");
+    let (mut journal, done) = Journal::open(&path).unwrap();
+    assert!(done.is_empty());
+    for g in &full.games[..3] {
+        journal.append(g.index, g).unwrap();
+    }
+    drop(journal);
+    let (_, done) = open_journal(&path, &a, &b, 4).unwrap();
+    assert_eq!(done.len(), 3);
+    assert_eq!(pgn_of(&done), pgn_of(&full.games[..3]));
+    let e = format!("{:#}", open_journal(&path, &b, &a, 4).err().unwrap());
+    assert!(
+        e.contains(&path.display().to_string()) && e.contains("game 0 of the journal (A vs B)"),
+        "{e}"
+    );
+    let e = format!("{:#}", open_journal(&path, &a, &b, 2).err().unwrap());
+    assert!(e.contains("not a game of this match of 2 games"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -723,8 +723,8 @@ pub fn run_cli(given: &MatchArgs) -> Result<()> {
     };
     let (journal, done) = match &run_dir {
         Some(d) => {
-            let (j, games) = journal::Journal::open(&d.join("games.jsonl"))?;
-            (Some(j), resume::check_journal(games, &a, &b, cfg.games)?)
+            let (j, done) = resume::open_journal(&d.join("games.jsonl"), &a, &b, cfg.games)?;
+            (Some(j), done)
         }
         None => (None, Vec::new()),
     };

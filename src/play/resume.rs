@@ -7,6 +7,7 @@
 //! suite, engine commands and their arguments) means what it meant.
 
 use super::game::GameRecord;
+use super::journal::Journal;
 use super::{Engine, MatchArgs};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -71,9 +72,21 @@ pub fn enter_cwd_of(dir: &Path) -> Result<(PathBuf, MatchRecord)> {
     Ok((dir, record))
 }
 
-/// The finished games of the journal, checked against the match: each a game of this match
-/// (an index below `games`, A red in the even games, the engines' names).
-pub fn check_journal(
+/// Opens the journal at `path` for a match of `total` games between `a` and `b`: the journal,
+/// to record the games still to play, and its finished games, each checked to be a game of
+/// this match (an index below `total`, A red in the even games, the engines' names).
+pub fn open_journal(
+    path: &Path,
+    a: &Engine,
+    b: &Engine,
+    total: usize,
+) -> Result<(Journal, Vec<GameRecord>)> {
+    let (journal, games) = Journal::open(path)?;
+    let done = check_journal(games, a, b, total).with_context(|| path.display().to_string())?;
+    Ok((journal, done))
+}
+
+fn check_journal(
     games: Vec<(usize, GameRecord)>,
     a: &Engine,
     b: &Engine,

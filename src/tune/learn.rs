@@ -27,8 +27,7 @@ use super::space::SpaceKind;
 use super::stop::install_ctrlc;
 use crate::core::Variant;
 use crate::eval::nnue::Network;
-use crate::play::journal::Journal;
-use crate::play::resume::check_journal;
+use crate::play::resume::open_journal;
 use crate::play::stats::{MatchStats, SprtConfig, SprtVerdict};
 use crate::play::{Engine, MatchConfig, Opening, load_openings, run_match_resuming};
 use crate::uci::Protocol;
@@ -99,7 +98,8 @@ pub struct LearnArgs {
     /// from the best network's weights usually wants a smaller one.
     #[arg(long)]
     pub lr: Option<f32>,
-    /// Nodes per move in the gates (default: `--nodes`, the self-play budget).
+    /// Nodes per move in the gates (default: `--nodes`, the self-play budget). Not with
+    /// `--tc`, `--depth` or `--movetime`, which limit the gates' games instead.
     #[arg(long)]
     pub gate_nodes: Option<u64>,
     /// The gates' opening suite, one FEN or EPD line per opening (default: the default suite).
@@ -391,9 +391,8 @@ impl LearnTuner {
         let dir = self.ctx.dir.join("gate");
         std::fs::create_dir_all(&dir).map_err(|e| files::io_err(&dir, e))?;
         let path = dir.join(format!("gen-{g:03}.jsonl"));
-        let (journal, games) = Journal::open(&path).map_err(|e| TuneError::Io(e.to_string()))?;
-        let done = check_journal(games, &a, &b, cfg.games)
-            .map_err(|e| TuneError::Params(format!("{}: {e}", path.display())))?;
+        let (journal, done) = open_journal(&path, &a, &b, cfg.games)
+            .map_err(|e| TuneError::Resume(format!("{e:#}")))?;
         // (Ctrl-C is the driver's: it stops between generations)
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         cfg.stop = Some(stop.clone());
@@ -662,13 +661,27 @@ pub fn run_learn_with(args: &LearnArgs, max_steps: Option<u64>) -> Result<RunOut
     if args.gate_nodes == Some(0) {
         return Err(TuneError::Params("--gate-nodes must be at least 1".into()));
     }
+    let c = &args.common;
+    if let Some(limit) = [
+        c.tc.as_ref().map(|_| "--tc"),
+        c.depth.map(|_| "--depth"),
+        c.movetime.map(|_| "--movetime"),
+    ]
+    .into_iter()
+    .flatten()
+    .next()
+        && args.gate_nodes.is_some()
+    {
+        return Err(TuneError::Params(format!(
+            "--gate-nodes sets the gate's node budget, but {limit} makes its games not node-limited"
+        )));
+    }
     if args.lr.is_some_and(|lr| !(lr > 0.0 && lr.is_finite())) {
         return Err(TuneError::Params("--lr must be a positive number".into()));
     }
     // a bad suite or size is named before the first generation's self-play, not after it
     gate_suite(args.gate_openings.as_deref())?;
     super::nnue::check_hidden(args.common.variant, args.hidden)?;
-    let c = &args.common;
     let e = &c.engine;
     // in the order of NOT_FOR_LEARN
     let given = [
@@ -802,6 +815,14 @@ mod tests {
         for (flags, want) in [
             (&["--lr", "0"][..], "--lr must be a positive number"),
             (&["--gate-nodes", "0"], "--gate-nodes must be at least 1"),
+            (
+                &["--gate-nodes", "5000", "--tc", "2+0.02"],
+                "--gate-nodes sets the gate's node budget, but --tc",
+            ),
+            (
+                &["--gate-nodes", "5000", "--depth", "3"],
+                "--gate-nodes sets the gate's node budget, but --depth",
+            ),
             (
                 &["--gate-openings", "/nonexistent/suite.txt"],
                 "--gate-openings /nonexistent/suite.txt",
