@@ -1,7 +1,7 @@
 #![cfg(feature = "mpi")]
 //! Many ranks, same results: `xqtune` under `mpirun -n 3` against one process, for `match`,
-//! `tune spsa|ga|texel|nnue` (Texel with L-BFGS and with Adam), `datagen` and `book`, and a worker rank
-//! killed mid-run, then `--resume`.
+//! `tune spsa|ga|texel|nnue` (Texel with L-BFGS and with Adam), `datagen`, `book` and `learn`,
+//! and a worker rank killed mid-run, then `--resume`.
 //! (Built with `--features mpi`; needs `mpirun` from OpenMPI.)
 
 use std::path::{Path, PathBuf};
@@ -338,6 +338,82 @@ fn book_gives_the_same_suite_on_three_ranks() {
     }
     assert_eq!(books[0].lines().filter(|l| !l.starts_with('#')).count(), 70);
     assert_eq!(books[0], books[1], "book differs between 1 and 3 ranks");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `learn` on three ranks: the self-play, the training and the gate of a generation spread over
+/// the ranks, and the generation is the one a single process makes (its data, its candidate
+/// network, its row of `generations.csv` but the time).
+#[test]
+fn learn_gives_the_same_generation_on_three_ranks() {
+    let d = scratch("learn");
+    let mut runs = Vec::new();
+    for ranks in [0, 3] {
+        let out = d.join(format!("learn{ranks}"));
+        run(
+            ranks,
+            &[
+                "learn",
+                "--generations",
+                "1",
+                "--games",
+                "6",
+                "--nodes",
+                "200",
+                "--epochs",
+                "1",
+                "--hidden",
+                "32",
+                "--gate-games",
+                "8",
+                "--max-plies",
+                "60",
+                "--verify",
+                "none",
+                "--concurrency",
+                "1",
+                "--seed",
+                "5",
+                "--name",
+                "l",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        let dir = run_dir(&out);
+        let table: Vec<String> = std::fs::read_to_string(dir.join("generations.csv"))
+            .expect("generations.csv")
+            .lines()
+            .map(|l| l.rsplit_once(',').expect("a time column").0.to_string())
+            .collect();
+        let data = std::fs::read(dir.join("data/gen-001.xqp")).expect("the generation's data");
+        let candidate = std::fs::read(run_dir(&dir.join("train")).join("best.nnue"))
+            .expect("the candidate network");
+        runs.push((table, data, candidate));
+    }
+    let (table, data, candidate) = &runs[0];
+    assert_eq!(table.len(), 2, "{table:?}");
+    let gate: Vec<&str> = table[1].split(',').skip(4).take(3).collect();
+    assert_eq!(
+        gate.iter()
+            .map(|n| n.parse::<usize>().unwrap())
+            .sum::<usize>(),
+        8,
+        "8 gate games: {table:?}"
+    );
+    assert!(!data.is_empty() && !candidate.is_empty());
+    assert_eq!(
+        &runs[1].1, data,
+        "learn's data differs between 1 and 3 ranks"
+    );
+    assert_eq!(
+        &runs[1].2, candidate,
+        "learn's candidate differs between 1 and 3 ranks"
+    );
+    assert_eq!(
+        &runs[1].0, table,
+        "generations.csv differs between 1 and 3 ranks"
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
 
