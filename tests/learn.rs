@@ -4,16 +4,7 @@
 
 mod common;
 
-use common::{kill_after_journal_lines, run_dir};
-
-/// `generations.csv` without its time column.
-fn table(dir: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join("generations.csv"))
-        .unwrap()
-        .lines()
-        .map(|l| l.rsplit_once(',').unwrap().0.to_string())
-        .collect()
-}
+use common::{generation_table, kill_after_journal_lines, run_dir, tiny_learn};
 
 #[test]
 fn a_gate_killed_midway_resumes_with_the_games_it_lacks() {
@@ -35,43 +26,16 @@ fn a_gate_killed_midway_resumes_with_the_games_it_lacks() {
     let gate_games = 24;
     let start = |out: &str| {
         let mut c = xqtune();
-        c.current_dir(&dir).args([
-            "learn",
-            "--generations",
-            "1",
-            "--games",
-            "6",
-            "--nodes",
-            "200",
-            "--epochs",
-            "1",
-            "--hidden",
-            "32",
-            "--lr",
-            "0.002",
-            "--gate-nodes",
-            "150",
-            "--gate-openings",
-            "gate.txt",
-            "--gate-games",
-            &gate_games.to_string(),
-            "--max-plies",
-            "60",
-            "--verify",
-            "none",
-            "--concurrency",
-            "1",
-            "--seed",
-            "5",
-            "--out",
-            out,
-        ]);
+        c.current_dir(&dir)
+            .args(tiny_learn(gate_games, out))
+            .args(["--lr", "0.002", "--gate-nodes", "150"])
+            .args(["--gate-openings", "gate.txt"]);
         c
     };
     let o = start("full").output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let full = run_dir(&dir.join("full"));
-    let rows = table(&full);
+    let rows = generation_table(&full);
     assert_eq!(rows.len(), 2, "{rows:?}");
     let f: Vec<&str> = rows[1].split(',').collect();
     let played: usize = f[4..7].iter().map(|x| x.parse::<usize>().unwrap()).sum();
@@ -118,6 +82,6 @@ fn a_gate_killed_midway_resumes_with_the_games_it_lacks() {
     assert_eq!(ids.len(), played, "{text}");
     ids.sort_unstable();
     assert_eq!(ids, (0..played as u64).collect::<Vec<_>>());
-    assert_eq!(table(&part), rows);
+    assert_eq!(generation_table(&part), rows);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,6 +4,8 @@
 //! and a worker rank killed mid-run, then `--resume`.
 //! (Built with `--features mpi`; needs `mpirun` from OpenMPI.)
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -350,42 +352,10 @@ fn learn_gives_the_same_generation_on_three_ranks() {
     let mut runs = Vec::new();
     for ranks in [0, 3] {
         let out = d.join(format!("learn{ranks}"));
-        run(
-            ranks,
-            &[
-                "learn",
-                "--generations",
-                "1",
-                "--games",
-                "6",
-                "--nodes",
-                "200",
-                "--epochs",
-                "1",
-                "--hidden",
-                "32",
-                "--gate-games",
-                "8",
-                "--max-plies",
-                "60",
-                "--verify",
-                "none",
-                "--concurrency",
-                "1",
-                "--seed",
-                "5",
-                "--name",
-                "l",
-                "--out",
-                out.to_str().unwrap(),
-            ],
-        );
+        let argv = common::tiny_learn(8, out.to_str().unwrap());
+        run(ranks, &argv.iter().map(String::as_str).collect::<Vec<_>>());
         let dir = run_dir(&out);
-        let table: Vec<String> = std::fs::read_to_string(dir.join("generations.csv"))
-            .expect("generations.csv")
-            .lines()
-            .map(|l| l.rsplit_once(',').expect("a time column").0.to_string())
-            .collect();
+        let table = common::generation_table(&dir);
         let data = std::fs::read(dir.join("data/gen-001.xqp")).expect("the generation's data");
         let candidate = std::fs::read(run_dir(&dir.join("train")).join("best.nnue"))
             .expect("the candidate network");

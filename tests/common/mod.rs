@@ -123,3 +123,46 @@ pub fn kill_after_journal_lines(
     let _ = child.wait();
     journal_lines_at(out, journal)
 }
+
+/// The arguments of a one-generation `xqtune learn` small enough for a test: 6 self-play games
+/// at 200 nodes, one epoch of a 32-neuron network, a gate of at most `gate_games` games of at
+/// most 60 plies, one thread, seed 5, the run folder under `out`.
+pub fn tiny_learn(gate_games: usize, out: &str) -> Vec<String> {
+    let games = gate_games.to_string();
+    [
+        "learn",
+        "--generations",
+        "1",
+        "--games",
+        "6",
+        "--nodes",
+        "200",
+        "--epochs",
+        "1",
+        "--hidden",
+        "32",
+        "--gate-games",
+        &games,
+        "--max-plies",
+        "60",
+        "--verify",
+        "none",
+        "--concurrency",
+        "1",
+        "--seed",
+        "5",
+        "--out",
+        out,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// `generations.csv` of the learn run folder `dir`, without its time column.
+pub fn generation_table(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("generations.csv"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.join("generations.csv").display()))
+        .lines()
+        .map(|l| l.rsplit_once(',').expect("a time column").0.to_string())
+        .collect()
+}
