@@ -391,8 +391,8 @@ impl LearnTuner {
         let dir = self.ctx.dir.join("gate");
         std::fs::create_dir_all(&dir).map_err(|e| files::io_err(&dir, e))?;
         let path = dir.join(format!("gen-{g:03}.jsonl"));
-        let (journal, done) = open_journal(&path, &a, &b, cfg.games)
-            .map_err(|e| TuneError::Resume(format!("{e:#}")))?;
+        let (journal, done) =
+            open_journal(&path, &a, &b, cfg.games).map_err(|e| TuneError::Io(format!("{e:#}")))?;
         // (Ctrl-C is the driver's: it stops between generations)
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         cfg.stop = Some(stop.clone());
