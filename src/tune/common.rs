@@ -155,6 +155,19 @@ pub enum VerifyMode {
 }
 
 impl CommonSettings {
+    /// The flag that limits the games instead of `--nodes`: `--tc`, `--depth` or `--movetime`
+    /// (none: the games are node-limited).
+    pub fn games_limited_by(&self) -> Option<&'static str> {
+        [
+            self.tc.as_ref().map(|_| "--tc"),
+            self.depth.map(|_| "--depth"),
+            self.movetime.map(|_| "--movetime"),
+        ]
+        .into_iter()
+        .flatten()
+        .next()
+    }
+
     /// The opponents of the tuning games (empty: self-play): `opponents`, or the one
     /// opponent an earlier run recorded under `engine`. One opponent is named "opponent", a
     /// pool's `opp<k>-<program>`.
@@ -254,11 +267,7 @@ impl CommonSettings {
     pub fn match_config(&self, seed: u64) -> MatchConfig {
         MatchConfig {
             games: 2,
-            nodes: if self.depth.is_some() || self.movetime.is_some() || self.tc.is_some() {
-                None
-            } else {
-                Some(self.nodes)
-            },
+            nodes: self.games_limited_by().is_none().then_some(self.nodes),
             depth: self.depth,
             movetime_ms: self.movetime,
             // (checked when the run was created)

@@ -19,7 +19,7 @@
 //! each gate's finished games), `nets/gen-NNN.nnue` (the accepted networks), `best.nnue`.
 
 use super::TuneError;
-use super::common::CommonArgs;
+use super::common::{CommonArgs, CommonSettings};
 use super::driver::{self, RunContext, RunOutcome, Step, Tuned, Tuner};
 use super::files::{self, csv_float, read_json, write_json};
 use super::nnue::NnueArgs;
@@ -662,14 +662,7 @@ pub fn run_learn_with(args: &LearnArgs, max_steps: Option<u64>) -> Result<RunOut
         return Err(TuneError::Params("--gate-nodes must be at least 1".into()));
     }
     let c = &args.common;
-    if let Some(limit) = [
-        c.tc.as_ref().map(|_| "--tc"),
-        c.depth.map(|_| "--depth"),
-        c.movetime.map(|_| "--movetime"),
-    ]
-    .into_iter()
-    .flatten()
-    .next()
+    if let Some(limit) = CommonSettings::from(c).games_limited_by()
         && args.gate_nodes.is_some()
     {
         return Err(TuneError::Params(format!(
