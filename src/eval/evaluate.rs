@@ -12,7 +12,10 @@
 
 use super::layout::{KING_ATTACKER_SLOTS, OFFSET, id, pst_flat};
 use super::params::EvalParams;
-use super::score::{PHASE_CANNON, PHASE_HORSE, PHASE_MAX, PHASE_ROOK, S, blend, danger_q};
+use super::score::{
+    PHASE_CANNON, PHASE_HORSE, PHASE_MAX, PHASE_ROOK, S, SCALE_DIV, blend_parts, danger_q,
+    round_div,
+};
 use super::tables::{NO_SLOT, PST_SLOT};
 use super::trace::Tracer;
 use crate::core::attacks::*;
@@ -113,7 +116,50 @@ pub(crate) fn finish_red<T: Tracer>(pos: &Position, p: &EvalParams, mut acc: S, 
     let danger = shared_terms(pos, p, &mut acc, t);
     let ph = phase(pos);
     t.phase(ph);
-    blend(acc.0 as i64, acc.1 as i64, ph, 1, danger)
+    let (n, d) = blend_parts(acc.0 as i64, acc.1 as i64, ph, 1, danger);
+    // The side the evaluation favours may lack the material to mate: scale it down.
+    let favoured = if n >= 0 { Color::Red } else { Color::Black };
+    match scale_down_term(pos, favoured) {
+        Some(term) => {
+            let off = OFFSET[term];
+            t.scale_down(off);
+            let keep = SCALE_DIV - p.values[off] as i64;
+            round_div(n * keep, d * SCALE_DIV) as i32
+        }
+        None => round_div(n, d) as i32,
+    }
+}
+
+/// The endgame whose scale-down term applies when the evaluation favours `strong`, if any: the
+/// attackers `strong` has left (rooks, horses, cannons, pawns: the pieces that can cross the
+/// river and mate) against the defenders (advisors, elephants) of the other side.
+#[inline(always)]
+pub(crate) fn scale_down_term(pos: &Position, strong: Color) -> Option<usize> {
+    let own = pos.pieces(strong);
+    let count = |k: PieceType| (pos.kind_bb(k) & own).count_ones();
+    let (rooks, horses, cannons) = (
+        count(PieceType::Rook),
+        count(PieceType::Horse),
+        count(PieceType::Cannon),
+    );
+    if rooks + horses + cannons > 1 {
+        return None;
+    }
+    let pawns = count(PieceType::Pawn);
+    let weak = pos.pieces(strong.flip());
+    let defenders =
+        ((pos.kind_bb(PieceType::Advisor) | pos.kind_bb(PieceType::Elephant)) & weak).count_ones();
+    let full = |k: PieceType| (pos.kind_bb(k) & weak).count_ones() >= 2;
+    match (rooks, horses + cannons, pawns) {
+        (0, 0, 0) => Some(id::SCALE_NO_ATTACKERS),
+        (0, 0, 1) if defenders >= 2 => Some(id::SCALE_ONE_PAWN),
+        (0, 0, _) if defenders >= 3 => Some(id::SCALE_PAWNS),
+        (0, 1, 0) if defenders >= 2 => Some(id::SCALE_ONE_MINOR),
+        (1, 0, 0) if full(PieceType::Advisor) && full(PieceType::Elephant) => {
+            Some(id::SCALE_ONE_ROOK)
+        }
+        _ => None,
+    }
 }
 
 /// Every term after material and position tables: tempo, mobility, king safety, lines, files,

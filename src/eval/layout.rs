@@ -82,7 +82,7 @@ pub const KING_ATTACKER_SLOTS: usize = 6;
 pub const KING_LINE_SLOTS: usize = 3;
 
 /// The schema: every term of the Xiangqi evaluation, in file and flat order.
-pub const TERMS: [TermDef; 47] = [
+pub const TERMS: [TermDef; 52] = [
     t("tempo", Shape::Plain, "bonus for the side to move"),
     t("material.advisor", Shape::Tapered, "piece value"),
     t("material.elephant", Shape::Tapered, "piece value"),
@@ -279,6 +279,36 @@ pub const TERMS: [TermDef; 47] = [
         Shape::Tapered,
         "per own piece (not king) defended by another",
     ),
+    t(
+        "endgame.scale_down.no_attackers",
+        Shape::Plain,
+        "64ths of the evaluation taken off when the side it favours has no rook, horse, cannon \
+         or pawn left (it cannot mate)",
+    ),
+    t(
+        "endgame.scale_down.one_pawn",
+        Shape::Plain,
+        "64ths taken off when the favoured side's only attacker is one pawn and the other side \
+         keeps two or more advisors and elephants",
+    ),
+    t(
+        "endgame.scale_down.pawns",
+        Shape::Plain,
+        "64ths taken off when the favoured side's attackers are two or more pawns alone and the \
+         other side keeps three or more advisors and elephants",
+    ),
+    t(
+        "endgame.scale_down.one_minor",
+        Shape::Plain,
+        "64ths taken off when the favoured side's only attacker is one horse or one cannon and \
+         the other side keeps two or more advisors and elephants",
+    ),
+    t(
+        "endgame.scale_down.one_rook",
+        Shape::Plain,
+        "64ths taken off when the favoured side's only attacker is one rook and the other side \
+         keeps both advisors and both elephants",
+    ),
 ];
 
 /// The Jieqi schema, in file order; flat names are these prefixed `jieqi.`.
@@ -369,6 +399,11 @@ pub mod id {
     pub const ROOKS_CONNECTED: usize = term_id(&TERMS, "coord.rooks_connected");
     pub const HORSE_CANNON: usize = term_id(&TERMS, "coord.horse_cannon");
     pub const DEFENDED: usize = term_id(&TERMS, "coord.defended");
+    pub const SCALE_NO_ATTACKERS: usize = term_id(&TERMS, "endgame.scale_down.no_attackers");
+    pub const SCALE_ONE_PAWN: usize = term_id(&TERMS, "endgame.scale_down.one_pawn");
+    pub const SCALE_PAWNS: usize = term_id(&TERMS, "endgame.scale_down.pawns");
+    pub const SCALE_ONE_MINOR: usize = term_id(&TERMS, "endgame.scale_down.one_minor");
+    pub const SCALE_ONE_ROOK: usize = term_id(&TERMS, "endgame.scale_down.one_rook");
 }
 
 /// Jieqi term ids: indices into [`JIEQI_TERMS`], looked up by name.

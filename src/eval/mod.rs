@@ -230,6 +230,16 @@ pub fn run_cli(args: &EvalArgs) -> Result<()> {
             );
             total += danger[0] - danger[1];
         }
+        if let Some(i) = tr.scale_down {
+            let i = i as usize;
+            println!("{:<34} {:>26.2}", "total before the endgame scale", total);
+            println!(
+                "{:<34} {:>26}",
+                format!("{} (64ths off)", layout::flat_names()[i]),
+                values[i]
+            );
+            total *= trace::scale_keep(values[i] as f64);
+        }
         println!("{:<34} {:>26.2}", "total", total);
         println!("{:<34} {:>26}", "phase (0 endgame .. 16 opening)", tr.phase);
     }

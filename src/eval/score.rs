@@ -44,12 +44,24 @@ pub fn danger_q(d: i64) -> i64 {
 /// from zero, as `f64::round`, so the trace's f64 sum rounds to the same number).
 #[inline(always)]
 pub fn blend(mg: i64, eg: i64, phase: i32, unit: i64, danger: i64) -> i32 {
+    let (n, d) = blend_parts(mg, eg, phase, unit, danger);
+    round_div(n, d) as i32
+}
+
+/// [`blend`] before its rounding: the evaluation is `n / d` (`d > 0`), so that an endgame scale
+/// can still multiply it before the one rounding.
+#[inline(always)]
+pub fn blend_parts(mg: i64, eg: i64, phase: i32, unit: i64, danger: i64) -> (i64, i64) {
     let den = unit.max(DANGER_DIV);
     let ph = phase as i64;
     let n =
         (mg * ph + eg * (PHASE_MAX as i64 - ph)) * (den / unit) + ph * danger * (den / DANGER_DIV);
-    round_div(n, PHASE_MAX as i64 * den) as i32
+    (n, PHASE_MAX as i64 * den)
 }
+
+/// The denominator of the endgame scale: a reduction `r` keeps `(SCALE_DIV − r) / SCALE_DIV`
+/// of the evaluation (a power of two, so the trace stays exact, as for [`PHASE_MAX`]).
+pub const SCALE_DIV: i64 = 64;
 
 /// `n / d` rounded to nearest, halves away from zero (`d > 0`), as `f64::round` does.
 #[inline(always)]

@@ -6,7 +6,7 @@ use super::test_support::{
     swap_case,
 };
 use super::*;
-use crate::core::{PieceType, Position};
+use crate::core::{Color, PieceType, Position};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -48,6 +48,36 @@ const HAND_PICKED: &[&str] = &[
     "3k5/9/3PP4/9/9/9/9/4N4/9/4K4 b - - 0 1",
     // A middlegame with hanging pieces on both sides.
     "r1bakab1r/9/1cn3nc1/p1p1p1p1p/9/2P6/P3P1P1P/1C2B1NC1/9/RN1AKA2R w - - 0 5",
+    // The endgames of the scale-downs (`SCALE_ENDGAMES`).
+    "3akab2/9/9/9/9/9/9/9/4A4/4K4 w - - 0 1",
+    "3aka3/9/9/9/4P4/9/9/9/9/3K5 w - - 0 1",
+    "3aka3/9/4b4/9/2P1P4/9/9/9/9/3K5 b - - 0 1",
+    "3ak4/9/9/9/9/9/3n5/9/4A4/2B1K1B2 b - - 0 1",
+    "2bakab2/9/9/9/9/9/9/9/9/R2K5 w - - 0 1",
+];
+
+/// Endgames where the side the evaluation favours lacks the material to mate, by the
+/// scale-down that applies (the last three have no scale-down: enough attackers, or too few
+/// defenders).
+const SCALE_ENDGAMES: &[(&str, Option<&str>)] = &[
+    // Black's two advisors and elephant against one advisor: no attacker on either side.
+    (
+        "3akab2/9/9/9/9/9/9/9/4A4/4K4 w - - 0 1",
+        Some("no_attackers"),
+    ),
+    ("3aka3/9/9/9/4P4/9/9/9/9/3K5 w - - 0 1", Some("one_pawn")),
+    ("3aka3/9/4b4/9/2P1P4/9/9/9/9/3K5 b - - 0 1", Some("pawns")),
+    (
+        "3ak4/9/9/9/9/9/3n5/9/4A4/2B1K1B2 b - - 0 1",
+        Some("one_minor"),
+    ),
+    ("2bakab2/9/9/9/9/9/9/9/9/R2K5 w - - 0 1", Some("one_rook")),
+    // One advisor short of the full defence: the rook wins.
+    ("2b1k1b2/4a4/9/9/9/9/9/9/9/R2K5 w - - 0 1", None),
+    // One pawn against a bare king.
+    ("4k4/9/9/9/4P4/9/9/9/9/3K5 w - - 0 1", None),
+    // Rook and pawn against the full defence.
+    ("2bakab2/9/9/9/4P4/9/9/9/9/R2K5 w - - 0 1", None),
 ];
 
 fn mirror_colors(fen: &str) -> String {
@@ -105,12 +135,13 @@ fn trace_dot_params_equals_evaluation() {
                         .sum(),
                 )
             };
-            let dot32: f32 = tr.constant
+            let dot32: f32 = (tr.constant
                 + tr.coeffs
                     .iter()
                     .map(|&(i, c)| c * values[i as usize] as f32)
                     .sum::<f32>()
-                + (tr.danger_scale * (danger(0) - danger(1))) as f32;
+                + (tr.danger_scale * (danger(0) - danger(1))) as f32)
+                * tr.scale(&values) as f32;
             assert_eq!(
                 dot32.round() as i32,
                 red,
@@ -578,4 +609,44 @@ fn king_danger_grows_with_the_square_of_the_attack_weight() {
     // A threshold above the attack weight switches it off.
     let (off, _) = with(10, -400);
     assert_eq!(off, e0);
+}
+
+#[test]
+fn endgame_scale_down_takes_its_64ths_off_the_side_that_cannot_mate() {
+    let base = EvalParams::default();
+    let mut values = base.to_vec();
+    let names = ["no_attackers", "one_pawn", "pawns", "one_minor", "one_rook"];
+    // A different reduction per endgame, so that a wrong pick shows.
+    for (k, name) in names.iter().enumerate() {
+        values[flat_index(&base, &format!("endgame.scale_down.{name}"))] = 8 + 12 * k as i32;
+    }
+    let scaled = base.from_vec(&values);
+    for &(fen, expect) in SCALE_ENDGAMES {
+        for fen in [fen.to_string(), mirror_colors(fen)] {
+            let pos = Position::from_fen(&fen).unwrap();
+            let plain = evaluate_red(&pos, &base);
+            assert_ne!(plain, 0, "{fen}");
+            let favoured = if plain > 0 { Color::Red } else { Color::Black };
+            let term = evaluate::scale_down_term(&pos, favoured);
+            let name = term.map(|t| layout::TERMS[t].name);
+            let want = expect.map(|e| format!("endgame.scale_down.{e}"));
+            assert_eq!(name, want.as_deref(), "{fen}");
+            let r = expect.map_or(0, |e| {
+                values[flat_index(&base, &format!("endgame.scale_down.{e}"))]
+            });
+            // the unscaled value, rounded once after the scale: within half a centipawn
+            let got = evaluate_red(&pos, &scaled);
+            let exact = plain as f64 * (64 - r) as f64 / 64.0;
+            assert!(
+                (got as f64 - exact).abs() <= 0.5 + 0.5 * (64 - r) as f64 / 64.0,
+                "{fen}: {got} against {exact}"
+            );
+            checked_trace(&pos, &scaled, &values);
+        }
+    }
+    // All 64ths off: the side with only advisors and elephants is scored level.
+    let mut all = values.clone();
+    all[flat_index(&base, "endgame.scale_down.no_attackers")] = 64;
+    let pos = Position::from_fen(SCALE_ENDGAMES[0].0).unwrap();
+    assert_eq!(evaluate_red(&pos, &base.from_vec(&all)), 0);
 }

@@ -7,7 +7,7 @@
 //! re-evaluation per step: `eval = round(sum(coeff * param))`.
 
 use super::layout::{NALL, Part, part};
-use super::score::{DANGER_DIV, DARK_SCALE, PHASE_MAX};
+use super::score::{DANGER_DIV, DARK_SCALE, PHASE_MAX, SCALE_DIV};
 
 /// Receives the evaluation's parameter uses.
 pub trait Tracer {
@@ -35,6 +35,9 @@ pub trait Tracer {
     /// Plain value `index` was added `n` times to the king-danger attack weight of `side`
     /// (0 red, 1 black): the non-linear part, outside the linear sum.
     fn add_danger(&mut self, side: usize, index: usize, n: i32);
+    /// The whole evaluation was scaled down by the plain value `index` (in 64ths): the
+    /// endgame scale, outside the linear sum.
+    fn scale_down(&mut self, index: usize);
 }
 
 /// Adds `n` uses of `index` to a sparse linear form.
@@ -65,6 +68,8 @@ impl Tracer for NoTrace {
     fn phase(&mut self, _: i32) {}
     #[inline(always)]
     fn add_danger(&mut self, _: usize, _: usize, _: i32) {}
+    #[inline(always)]
+    fn scale_down(&mut self, _: usize) {}
 }
 
 /// Counts parameter uses densely; [`CoeffTracer::finish`] turns them into a sparse [`Trace`].
@@ -75,6 +80,7 @@ pub struct CoeffTracer {
     phase: i32,
     /// The king-danger attack weights' uses, per side.
     danger: [Vec<(u32, i32)>; 2],
+    scale_down: Option<u32>,
 }
 
 impl Default for CoeffTracer {
@@ -84,6 +90,7 @@ impl Default for CoeffTracer {
             frac: vec![0; NALL],
             phase: PHASE_MAX,
             danger: [vec![], vec![]],
+            scale_down: None,
         }
     }
 }
@@ -103,6 +110,9 @@ impl Tracer for CoeffTracer {
     }
     fn add_danger(&mut self, side: usize, index: usize, n: i32) {
         add_sparse(&mut self.danger[side], index, n);
+    }
+    fn scale_down(&mut self, index: usize) {
+        self.scale_down = Some(index as u32);
     }
 }
 
@@ -144,16 +154,18 @@ impl CoeffTracer {
             constant: 0.0,
             danger,
             danger_scale: danger_scale(self.phase),
+            scale_down: self.scale_down,
         }
     }
 }
 
 /// The evaluation as a function of the parameters, from red's point of view: a linear form
-/// plus the non-linear king danger,
-/// `evaluate_red(pos) == round(constant + Σ coeff·θ[index] + danger_scale·(q(D_red) − q(D_black)))`
-/// with `D_side = Σ a·θ[index]` over `danger[side]` and `q(x) = max(x, 0)²` (rounding halves
-/// away from zero, as `f64::round`). The Texel tuner reads it instead of re-running the
-/// evaluation.
+/// plus the non-linear king danger, scaled down in some endgames,
+/// `evaluate_red(pos) == round(s · (constant + Σ coeff·θ[index] + danger_scale·(q(D_red) −
+/// q(D_black))))` with `D_side = Σ a·θ[index]` over `danger[side]`, `q(x) = max(x, 0)²` and
+/// `s = (64 − θ[scale_down]) / 64` (1 without a scale-down) (rounding halves away from zero,
+/// as `f64::round`). The Texel tuner reads it instead of re-running the evaluation. Which
+/// scale-down applies was decided by the sign of the unscaled sum at the traced parameters.
 #[derive(Clone, Debug, Default)]
 pub struct Trace {
     pub coeffs: Vec<(u32, f32)>,
@@ -162,6 +174,8 @@ pub struct Trace {
     pub danger: [Vec<(u32, f32)>; 2],
     /// What one unit of `q(D)` is worth in the evaluation (phase weight included).
     pub danger_scale: f64,
+    /// The plain value whose 64ths are taken off the whole evaluation, if any.
+    pub scale_down: Option<u32>,
 }
 
 /// What one unit of `q(D)` is worth at `phase` (see [`Trace`]).
@@ -190,10 +204,25 @@ impl Trace {
                 .map(|&(i, c)| c as f64 * params[i as usize] as f64)
                 .sum::<f64>()
         };
-        self.constant as f64
+        let raw = self.constant as f64
             + lin(&self.coeffs)
-            + self.danger_scale * (danger_q(lin(&self.danger[0])) - danger_q(lin(&self.danger[1])))
+            + self.danger_scale * (danger_q(lin(&self.danger[0])) - danger_q(lin(&self.danger[1])));
+        raw * self.scale(params)
     }
+
+    /// The share `s` of the evaluation the endgame scale-down keeps at `params` (1 without one).
+    pub fn scale(&self, params: &[i32]) -> f64 {
+        match self.scale_down {
+            Some(i) => scale_keep(params[i as usize] as f64),
+            None => 1.0,
+        }
+    }
+}
+
+/// The share of the evaluation a scale-down of `r` 64ths keeps.
+#[inline]
+pub fn scale_keep(r: f64) -> f64 {
+    (SCALE_DIV as f64 - r) / SCALE_DIV as f64
 }
 
 /// The weight of flat value `i` at `phase`: `phase / 16` for middlegame values,
@@ -215,6 +244,8 @@ pub struct SideTracer {
     pub phase: i32,
     /// The king-danger attack weights' uses of each attacking side.
     pub danger: [Vec<(u32, i32)>; 2],
+    /// The endgame scale-down that applied, if any (see [`Trace::scale_down`]).
+    pub scale_down: Option<u32>,
 }
 
 impl Default for SideTracer {
@@ -224,6 +255,7 @@ impl Default for SideTracer {
             frac_by_side: [vec![0; NALL], vec![0; NALL]],
             phase: PHASE_MAX,
             danger: [vec![], vec![]],
+            scale_down: None,
         }
     }
 }
@@ -259,5 +291,8 @@ impl Tracer for SideTracer {
     }
     fn add_danger(&mut self, side: usize, index: usize, n: i32) {
         add_sparse(&mut self.danger[side], index, n);
+    }
+    fn scale_down(&mut self, index: usize) {
+        self.scale_down = Some(index as u32);
     }
 }

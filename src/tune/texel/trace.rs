@@ -6,7 +6,8 @@
 use crate::eval::EvalParams;
 use crate::eval::layout::{Part, part};
 use crate::eval::score::PHASE_MAX;
-use crate::eval::trace::{danger_dq, danger_q};
+use crate::eval::score::SCALE_DIV;
+use crate::eval::trace::{danger_dq, danger_q, scale_keep};
 use crate::tune::space::{ParamSet, Space};
 use rayon::prelude::*;
 
@@ -113,6 +114,10 @@ pub struct TraceSet {
     danger: Vec<DangerUse>,
     danger_fixed: Vec<[f32; 2]>,
     danger_scale: Vec<f32>,
+    /// The endgame scale-down of each position, empty while no position has one: the local
+    /// index of its tuned value ([`NO_SCALE`] when it is not tuned or there is none) and the
+    /// untuned value (64ths taken off the evaluation; 0 for none).
+    scale: Vec<(u16, f32)>,
     /// Search scores (red's view, centipawns) blended into the labels with weight `lambda`;
     /// empty when the labels are the results alone.
     score: Vec<f32>,
@@ -135,7 +140,11 @@ struct Row {
     danger: Vec<DangerUse>,
     danger_fixed: [f64; 2],
     danger_scale: f64,
+    scale: Option<(u16, f32)>,
 }
+
+/// The local index of a position's scale-down that is not tuned (or absent).
+const NO_SCALE: u16 = u16::MAX;
 
 impl Row {
     fn clear(&mut self) {
@@ -146,6 +155,7 @@ impl Row {
         self.danger.clear();
         self.danger_fixed = [0.0; 2];
         self.danger_scale = 0.0;
+        self.scale = None;
     }
 }
 
@@ -164,6 +174,7 @@ impl TraceSet {
             danger: vec![],
             danger_fixed: vec![],
             danger_scale: vec![],
+            scale: vec![],
             score: vec![],
             lambda: 0.0,
         }
@@ -199,6 +210,7 @@ impl TraceSet {
             + cap(&self.danger)
             + cap(&self.danger_fixed)
             + cap(&self.danger_scale)
+            + cap(&self.scale)
             + cap(&self.score)
     }
 
@@ -294,6 +306,13 @@ impl TraceSet {
             }
             self.danger_scale.push(row.danger_scale as f32);
         }
+        if row.scale.is_some() && self.scale.is_empty() {
+            // the first position with a scale-down: the earlier ones have none
+            self.scale = vec![(NO_SCALE, 0.0); self.len() - 1];
+        }
+        if !self.scale.is_empty() {
+            self.scale.push(row.scale.unwrap_or((NO_SCALE, 0.0)));
+        }
     }
 
     /// The sets one after the other, in buffers sized exactly (no growth slack).
@@ -362,6 +381,17 @@ impl TraceSet {
             all.danger_fixed = fixed;
             all.danger_scale = scale;
         }
+        if parts.iter().any(|p| !p.scale.is_empty()) {
+            let mut scale = Vec::with_capacity(all.len());
+            for p in parts {
+                if p.scale.is_empty() {
+                    scale.extend(std::iter::repeat_n((NO_SCALE, 0.0), p.len()));
+                } else {
+                    scale.extend_from_slice(&p.scale);
+                }
+            }
+            all.scale = scale;
+        }
         if parts.iter().any(|p| !p.score.is_empty()) {
             all.score = join(parts, |p| &p.score);
             all.lambda = parts.iter().map(|p| p.lambda).fold(0.0, f64::max);
@@ -380,11 +410,23 @@ impl TraceSet {
 
     /// Evaluation of position `i` at `theta` (red's view).
     pub fn eval(&self, i: usize, theta: &[f64]) -> f64 {
-        self.eval_at(i, &KeyValues::new(theta), theta).0
+        self.eval_at(i, &KeyValues::new(theta), theta).0 * self.keep(i, theta).0
     }
 
-    /// The evaluation of position `i` and its two king-danger sums `D`, at θ given both as
-    /// values by use key (`kv`) and plainly (`theta`, for the fractional and danger uses).
+    /// The share of position `i`'s evaluation its endgame scale-down keeps at `theta`, and the
+    /// local index of the scale-down's value when it is tuned.
+    #[inline(always)]
+    fn keep(&self, i: usize, theta: &[f64]) -> (f64, Option<usize>) {
+        match self.scale.get(i) {
+            None => (1.0, None),
+            Some(&(NO_SCALE, r)) => (scale_keep(r as f64), None),
+            Some(&(j, _)) => (scale_keep(theta[j as usize]), Some(j as usize)),
+        }
+    }
+
+    /// The evaluation of position `i` before its endgame scale-down ([`TraceSet::keep`]) and its
+    /// two king-danger sums `D`, at θ given both as values by use key (`kv`) and plainly
+    /// (`theta`, for the fractional and danger uses).
     ///
     /// A use adds `n·(mg·v₀ + eg·v₁)` with `(v₀, v₁)` its key's values, so the middlegame and
     /// endgame sums are kept apart and blended once; two pairs of accumulators take alternate
@@ -524,7 +566,7 @@ impl TraceSet {
         let mut l = 0.0f64;
         if !grad {
             for i in range {
-                let s = sigmoid(k, self.eval_at(i, kv, theta).0);
+                let s = sigmoid(k, self.eval_at(i, kv, theta).0 * self.keep(i, theta).0);
                 let r = self.label(i, k, blend);
                 l += (r - s) * (r - s);
             }
@@ -534,11 +576,18 @@ impl TraceSet {
         KEY_GRAD.with_borrow_mut(|kg| {
             let kg = kg.get_or_insert_with(key_slots);
             for i in range {
-                let (e, dsum) = self.eval_at(i, kv, theta);
-                let s = sigmoid(k, e);
+                let (raw, dsum) = self.eval_at(i, kv, theta);
+                let (keep, tuned) = self.keep(i, theta);
+                let s = sigmoid(k, raw * keep);
                 let r = self.label(i, k, blend);
                 l += (r - s) * (r - s);
                 let d = 2.0 * (s - r) * s * (1.0 - s) * scale;
+                // the scale-down multiplies the whole sum: its value takes `∂e/∂r = −raw/64`,
+                // every other use its slope times `keep`
+                if let Some(j) = tuned {
+                    g[j] -= d * raw / SCALE_DIV as f64;
+                }
+                let d = d * keep;
                 // the key's values take `n·(mg·d, eg·d)`; `KeyValues::gradient` maps them to θ
                 let dm = d * self.phase[i] as f64 / PHASE_MAX as f64;
                 let de = d - dm;
@@ -824,6 +873,12 @@ fn encode(
         }
         s += took;
     }
+    if let Some(i) = t.scale_down {
+        row.scale = Some(match local.get(i as usize) {
+            Some(&l) if l != u32::MAX => (l as u16, 0.0),
+            _ => (NO_SCALE, full[i as usize] as f32),
+        });
+    }
     if t.danger_scale != 0.0 {
         row.danger_scale = t.danger_scale;
         for (side, form) in t.danger.iter().enumerate() {
@@ -906,6 +961,14 @@ pub(crate) mod tests {
             }
             let theta: Vec<f64> = truth.iter().map(|t| t * 0.7 + 5.0).collect();
             if danger {
+                // and endgame scale-downs: tuned (the parameter by position), untuned, none
+                ts.scale = (0..ts.len())
+                    .map(|i| match i % 3 {
+                        0 => ((i % theta.len()) as u16, 0.0),
+                        1 => (NO_SCALE, 16.0),
+                        _ => (NO_SCALE, 0.0),
+                    })
+                    .collect();
                 // both branches of q: attack sums below and above zero
                 let kv = KeyValues::new(&theta);
                 let d: Vec<f64> = (0..ts.len())
@@ -993,6 +1056,8 @@ pub(crate) mod tests {
                     vec![(cannon, black), (unselected, -0.5)],
                 ],
                 danger_scale: 1.0 / 256.0,
+                // the endgame scale-down: none, a tuned value, a folded one
+                scale_down: [None, Some(rook), Some(unselected)][s],
             };
             encode(&t, &local, &full, &mut scratch, &mut row);
             ts.push_row(&row, 0.5);
@@ -1029,11 +1094,30 @@ pub(crate) mod tests {
         );
         let mut untuned = TraceSet::new();
         untuned.push_danger(0.0, &[], [&[], &[(2, 1.0)]], [3.0, -1.0], 0.25, 1.0);
+        let mut scaled = plain();
+        scaled.push_row(
+            &Row {
+                fixed: 5.0,
+                scale: Some((1, 0.0)),
+                ..Row::default()
+            },
+            0.0,
+        );
+        scaled.push_row(
+            &Row {
+                fixed: 6.0,
+                scale: Some((NO_SCALE, 16.0)),
+                ..Row::default()
+            },
+            0.0,
+        );
+        assert_eq!(scaled.eval(1, &[0.0, 32.0]), 2.5);
+        assert_eq!(scaled.eval(2, &[0.0, 32.0]), 4.5);
         // the columns a set does not need stay empty, through concat too
         let two = TraceSet::concat(&[plain(), plain()]);
         assert!(two.frac_off.is_empty() && two.danger_off.is_empty());
         assert!(danger.danger_fixed.is_empty() && !untuned.danger_fixed.is_empty());
-        let parts = [plain(), frac, plain(), danger, untuned, plain()];
+        let parts = [plain(), frac, plain(), danger, scaled, untuned, plain()];
         let all = TraceSet::concat(&parts);
         let theta = [5.0, -3.0, 7.0];
         let mut i = 0;
