@@ -30,7 +30,10 @@ fn sample_positions() -> Vec<Position> {
             }
         }
     }
-    for fen in HAND_PICKED {
+    for fen in HAND_PICKED
+        .iter()
+        .chain(SCALE_ENDGAMES.iter().map(|(fen, _)| fen))
+    {
         out.push(Position::from_fen(fen).expect("hand-picked FEN is valid"));
     }
     out
@@ -48,12 +51,6 @@ const HAND_PICKED: &[&str] = &[
     "3k5/9/3PP4/9/9/9/9/4N4/9/4K4 b - - 0 1",
     // A middlegame with hanging pieces on both sides.
     "r1bakab1r/9/1cn3nc1/p1p1p1p1p/9/2P6/P3P1P1P/1C2B1NC1/9/RN1AKA2R w - - 0 5",
-    // The endgames of the scale-downs (`SCALE_ENDGAMES`).
-    "3akab2/9/9/9/9/9/9/9/4A4/4K4 w - - 0 1",
-    "3aka3/9/9/9/4P4/9/9/9/9/3K5 w - - 0 1",
-    "3aka3/9/4b4/9/2P1P4/9/9/9/9/3K5 b - - 0 1",
-    "3ak4/9/9/9/9/9/3n5/9/4A4/2B1K1B2 b - - 0 1",
-    "2bakab2/9/9/9/9/9/9/9/9/R2K5 w - - 0 1",
 ];
 
 /// Endgames where the side the evaluation favours lacks the material to mate, by the
