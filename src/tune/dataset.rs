@@ -8,11 +8,14 @@
 //!   in centipawns and the result (`1.0`, `0.5`, `0.0`), both from red's view;
 //! - `FEN [1.0]` / `[0.5]` / `[0.0]` (red's score; any value in 0..1 is accepted);
 //! - EPD with an opcode, `FEN c9 "1-0";` (texel-tuner / Ethereal style);
-//! - blank lines and lines starting with `#` are skipped; gzip is detected by its magic bytes.
+//! - blank lines and lines starting with `#` are skipped; gzip is detected by its magic bytes;
+//! - a packed file (`.xqp`, what `xqtune datagen --out FILE.xqp` writes) gives its records as
+//!   rows, record `i` as line `i`.
 //!
 //! Every error names the file and the line.
 
 use crate::core::{Position, Variant};
+use crate::import::packed;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use thiserror::Error;
@@ -151,36 +154,69 @@ pub fn open_maybe_gz(path: &Path) -> Result<Box<dyn BufRead>, DatasetError> {
 /// file and the line, and ends the iteration.
 pub fn labelled_lines(
     path: &Path,
-) -> Result<impl Iterator<Item = Result<Labelled, DatasetError>>, DatasetError> {
+) -> Result<Box<dyn Iterator<Item = Result<Labelled, DatasetError>>>, DatasetError> {
+    if packed::is_packed(path) {
+        return packed_rows(path);
+    }
     let reader = open_maybe_gz(path)?;
     let name = path.display().to_string();
     let mut failed = false;
-    Ok(reader
-        .lines()
-        .enumerate()
-        .map_while(move |(i, line)| {
-            if failed {
-                return None;
-            }
-            let err = |msg: String| DatasetError::Line {
+    Ok(Box::new(
+        reader
+            .lines()
+            .enumerate()
+            .map_while(move |(i, line)| {
+                if failed {
+                    return None;
+                }
+                let err = |msg: String| DatasetError::Line {
+                    path: name.clone(),
+                    line: i + 1,
+                    msg,
+                };
+                let parsed = line
+                    .map_err(|e| err(e.to_string()))
+                    .and_then(|l| parse_line(&l).map_err(err));
+                failed = parsed.is_err();
+                Some(parsed.map(|p| {
+                    p.map(|(fen, result, score)| Labelled {
+                        fen,
+                        result,
+                        score,
+                        line: i + 1,
+                    })
+                }))
+            })
+            .filter_map(Result::transpose),
+    ))
+}
+
+/// The records of a packed file (`datagen --out FILE.xqp`, [`packed`]) as labelled rows, record
+/// `i` as line `i + 1`: the position as its FEN, the search score and the result. The file is
+/// read and checked whole first, so a bad header or field is an error before any row.
+fn packed_rows(
+    path: &Path,
+) -> Result<Box<dyn Iterator<Item = Result<Labelled, DatasetError>>>, DatasetError> {
+    let records = packed::read(path).map_err(|e| DatasetError::Io {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    })?;
+    let name = path.display().to_string();
+    Ok(Box::new(records.into_iter().enumerate().map(
+        move |(i, r)| {
+            let pos = r.to_position().map_err(|msg| DatasetError::Line {
                 path: name.clone(),
                 line: i + 1,
-                msg,
-            };
-            let parsed = line
-                .map_err(|e| err(e.to_string()))
-                .and_then(|l| parse_line(&l).map_err(err));
-            failed = parsed.is_err();
-            Some(parsed.map(|p| {
-                p.map(|(fen, result, score)| Labelled {
-                    fen,
-                    result,
-                    score,
-                    line: i + 1,
-                })
-            }))
-        })
-        .filter_map(Result::transpose))
+                msg: format!("record {}: {msg}", i + 1),
+            })?;
+            Ok(Labelled {
+                fen: pos.to_fen(),
+                result: r.result(),
+                score: Some(i32::from(r.score())),
+                line: i + 1,
+            })
+        },
+    )))
 }
 
 /// The variant of a dataset: that of its first labelled position (a Jieqi FEN has its own
@@ -302,6 +338,41 @@ mod tests {
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].result, 0.0);
         assert_eq!(v[0].line, 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn packed_files_read_as_rows_with_score_and_result() {
+        use crate::core::jieqi::JIEQI_START_FEN;
+        let dir = std::env::temp_dir().join(format!("xqtune-ds-packed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mid = "r1bakab1r/9/1cn4cn/p1p1p1p1p/9/9/P1P1P1P1P/1CN3NC1/9/R1BAKAB1R b - - 3 1";
+        let positions = [
+            (Position::from_fen(START_FEN).unwrap(), 17, 1.0),
+            (Position::from_fen(mid).unwrap(), -250, 0.5),
+            (Position::from_fen(JIEQI_START_FEN).unwrap(), 0, 0.0),
+        ];
+        let records: Vec<_> = positions
+            .iter()
+            .map(|(p, s, r)| packed::PackedPosition::pack(p, *s, *r).unwrap())
+            .collect();
+        let p = dir.join("d.xqp");
+        packed::write(&p, &records).unwrap();
+        let rows = read_labelled(&p).unwrap();
+        assert_eq!(rows.len(), 3);
+        for (i, (row, (pos, score, result))) in rows.iter().zip(&positions).enumerate() {
+            assert_eq!(row.fen, pos.to_fen(), "record {}", i + 1);
+            assert_eq!(row.score, Some(*score));
+            assert_eq!(row.result, *result);
+            assert_eq!(row.line, i + 1);
+            assert_eq!(parse_fen(&row.fen).unwrap().key(), pos.key());
+        }
+        assert_eq!(variant_of(&p).unwrap(), Variant::Xiangqi);
+        // A packed name over other bytes is an error naming the file, not rows of garbage.
+        let bad = dir.join("bad.xqp");
+        std::fs::write(&bad, format!("{START_FEN} | 1-0\n")).unwrap();
+        let e = read_labelled(&bad).unwrap_err().to_string();
+        assert!(e.contains("bad.xqp") && e.contains("XQPACKED"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -48,7 +48,7 @@ pub struct TexelArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Labelled positions (`FEN | score | wdl` as `xqtune datagen` writes them, `FEN | 1-0` and the
-    /// other formats of `tune::dataset`; optionally gzipped).
+    /// other formats of `tune::dataset`; optionally gzipped), or a packed `.xqp` file.
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// L-BFGS iterations.
