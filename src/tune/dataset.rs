@@ -202,19 +202,27 @@ fn packed_rows(
         msg: e.to_string(),
     })?;
     let name = path.display().to_string();
-    Ok(Box::new(records.into_iter().enumerate().map(
+    let mut failed = false;
+    Ok(Box::new(records.into_iter().enumerate().map_while(
         move |(i, r)| {
-            let pos = r.to_position().map_err(|msg| DatasetError::Line {
-                path: name.clone(),
-                line: i + 1,
-                msg: format!("record {}: {msg}", i + 1),
-            })?;
-            Ok(Labelled {
-                fen: pos.to_fen(),
-                result: r.result(),
-                score: Some(i32::from(r.score())),
-                line: i + 1,
-            })
+            if failed {
+                return None;
+            }
+            let row = r
+                .to_position()
+                .map(|pos| Labelled {
+                    fen: pos.to_fen(),
+                    result: r.result(),
+                    score: Some(i32::from(r.score())),
+                    line: i + 1,
+                })
+                .map_err(|msg| DatasetError::Line {
+                    path: name.clone(),
+                    line: i + 1,
+                    msg: format!("record {}: {msg}", i + 1),
+                });
+            failed = row.is_err();
+            Some(row)
         },
     )))
 }
@@ -373,6 +381,20 @@ mod tests {
         std::fs::write(&bad, format!("{START_FEN} | 1-0\n")).unwrap();
         let e = read_labelled(&bad).unwrap_err().to_string();
         assert!(e.contains("bad.xqp") && e.contains("XQPACKED"), "{e}");
+        // A record whose fields are in range but whose position is not legal (a second red
+        // king in place of the rook on a0) is an error naming it, and ends the rows.
+        let mut broken = records.clone();
+        broken[1].0[12] &= 0xF0;
+        let p2 = dir.join("two-kings.xqp");
+        packed::write(&p2, &broken).unwrap();
+        let rows: Vec<_> = labelled_lines(&p2).unwrap().collect();
+        assert_eq!(rows.len(), 2);
+        assert!(rows[0].is_ok());
+        let e = rows[1].as_ref().unwrap_err().to_string();
+        assert!(
+            e.contains("two-kings.xqp:2") && e.contains("record 2"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
