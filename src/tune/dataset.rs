@@ -32,6 +32,9 @@ pub enum DatasetError {
     },
     #[error("{path}: no labelled positions")]
     Empty { path: String },
+    /// A packed file's own error, which names the file.
+    #[error(transparent)]
+    Packed(#[from] packed::PackedError),
 }
 
 /// One labelled position as text (parsed into a `Position` by the consumer, in parallel).
@@ -197,10 +200,7 @@ pub fn labelled_lines(
 fn packed_rows(
     path: &Path,
 ) -> Result<Box<dyn Iterator<Item = Result<Labelled, DatasetError>>>, DatasetError> {
-    let records = packed::read(path).map_err(|e| DatasetError::Io {
-        path: path.display().to_string(),
-        msg: e.to_string(),
-    })?;
+    let records = packed::read(path)?;
     let name = path.display().to_string();
     let mut failed = false;
     Ok(Box::new(records.into_iter().enumerate().map_while(
@@ -381,6 +381,7 @@ mod tests {
         std::fs::write(&bad, format!("{START_FEN} | 1-0\n")).unwrap();
         let e = read_labelled(&bad).unwrap_err().to_string();
         assert!(e.contains("bad.xqp") && e.contains("XQPACKED"), "{e}");
+        assert_eq!(e.matches("bad.xqp").count(), 1, "{e}");
         // A record whose fields are in range but whose position is not legal (a second red
         // king in place of the rook on a0) is an error naming it, and ends the rows.
         let mut broken = records.clone();
