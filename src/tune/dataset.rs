@@ -163,35 +163,43 @@ pub fn labelled_lines(
     }
     let reader = open_maybe_gz(path)?;
     let name = path.display().to_string();
-    let mut failed = false;
-    Ok(Box::new(
-        reader
-            .lines()
-            .enumerate()
-            .map_while(move |(i, line)| {
-                if failed {
-                    return None;
-                }
-                let err = |msg: String| DatasetError::Line {
-                    path: name.clone(),
+    let rows = reader
+        .lines()
+        .enumerate()
+        .map(move |(i, line)| {
+            let err = |msg: String| DatasetError::Line {
+                path: name.clone(),
+                line: i + 1,
+                msg,
+            };
+            let parsed = line
+                .map_err(|e| err(e.to_string()))
+                .and_then(|l| parse_line(&l).map_err(err));
+            parsed.map(|p| {
+                p.map(|(fen, result, score)| Labelled {
+                    fen,
+                    result,
+                    score,
                     line: i + 1,
-                    msg,
-                };
-                let parsed = line
-                    .map_err(|e| err(e.to_string()))
-                    .and_then(|l| parse_line(&l).map_err(err));
-                failed = parsed.is_err();
-                Some(parsed.map(|p| {
-                    p.map(|(fen, result, score)| Labelled {
-                        fen,
-                        result,
-                        score,
-                        line: i + 1,
-                    })
-                }))
+                })
             })
-            .filter_map(Result::transpose),
-    ))
+        })
+        .filter_map(Result::transpose);
+    Ok(Box::new(through_first_error(rows)))
+}
+
+/// The rows up to and including the first error, which ends them (nothing after it is read).
+fn through_first_error<T>(
+    rows: impl Iterator<Item = Result<T, DatasetError>>,
+) -> impl Iterator<Item = Result<T, DatasetError>> {
+    let mut failed = false;
+    rows.map_while(move |row| {
+        if failed {
+            return None;
+        }
+        failed = row.is_err();
+        Some(row)
+    })
 }
 
 /// The records of a packed file (`datagen --out FILE.xqp`, [`packed`]) as labelled rows, record
@@ -202,29 +210,21 @@ fn packed_rows(
 ) -> Result<Box<dyn Iterator<Item = Result<Labelled, DatasetError>>>, DatasetError> {
     let records = packed::read(path)?;
     let name = path.display().to_string();
-    let mut failed = false;
-    Ok(Box::new(records.into_iter().enumerate().map_while(
-        move |(i, r)| {
-            if failed {
-                return None;
-            }
-            let row = r
-                .to_position()
-                .map(|pos| Labelled {
-                    fen: pos.to_fen(),
-                    result: r.result(),
-                    score: Some(i32::from(r.score())),
-                    line: i + 1,
-                })
-                .map_err(|msg| DatasetError::Line {
-                    path: name.clone(),
-                    line: i + 1,
-                    msg: format!("record {}: {msg}", i + 1),
-                });
-            failed = row.is_err();
-            Some(row)
-        },
-    )))
+    let rows = records.into_iter().enumerate().map(move |(i, r)| {
+        r.to_position()
+            .map(|pos| Labelled {
+                fen: pos.to_fen(),
+                result: r.result(),
+                score: Some(i32::from(r.score())),
+                line: i + 1,
+            })
+            .map_err(|msg| DatasetError::Line {
+                path: name.clone(),
+                line: i + 1,
+                msg: format!("record {}: {msg}", i + 1),
+            })
+    });
+    Ok(Box::new(through_first_error(rows)))
 }
 
 /// The variant of a dataset: that of its first labelled position (a Jieqi FEN has its own
