@@ -57,6 +57,10 @@ const TESTS: &[(&str, fn())] = &[
         options_check_errors_are_clear,
     ),
     ("tuning_against_a_pool", tuning_against_a_pool),
+    (
+        "spsa_plays_its_suite_and_adjudicates",
+        spsa_plays_its_suite_and_adjudicates,
+    ),
 ];
 
 /// With the `fake-engine` argument this binary is a tiny UCI engine; otherwise it runs
@@ -81,6 +85,54 @@ const OPTIONS: &[&str] = &[
     "option name Ponder type check default false",
     "option name Clear Hash type button",
 ];
+
+/// `--openings` and `--draw-adjudication` reach every tuning game (the fake engine scores
+/// every move 0, so each game is drawn by adjudication after one move a side), and a run
+/// stopped and resumed after its suite file is gone plays on from the run folder's copy.
+fn spsa_plays_its_suite_and_adjudicates() {
+    const FEN: &str = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1";
+    let out = temp_dir("spsa-suite");
+    let suite = out.join("suite.txt");
+    std::fs::write(&suite, format!("{FEN} # after h2e2\n")).unwrap();
+    let flags = [
+        "--only",
+        "Move Choice,Shift",
+        "--verify",
+        "none",
+        "--openings",
+        suite.to_str().unwrap(),
+        "--draw-adjudication",
+        "movenumber=1,movecount=1,score=10",
+        "--save-games",
+    ];
+    let full = spsa::run_spsa_with(&spsa_args(&out, &flags), spsa::play_games, None).unwrap();
+    let d = &full.dir;
+    assert_eq!(read(d, "openings.txt"), read(&out, "suite.txt"));
+    let cfg: serde_json::Value = serde_json::from_str(&read(d, "config.json")).unwrap();
+    assert_eq!(cfg["args"]["adjudication"]["draw"]["move_count"], 1);
+    assert_eq!(cfg["args"]["openings"], suite.to_str().unwrap());
+    let (mut games, mut adjudicated, mut from_fen) = (0, 0, 0);
+    for entry in std::fs::read_dir(d.join("games")).unwrap() {
+        let pgn = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        games += pgn.matches("[Event ").count();
+        adjudicated += pgn
+            .matches("[TerminationDetails \"draw by adjudication\"]")
+            .count();
+        from_fen += pgn.matches(&format!("[FEN \"{FEN}\"]")).count();
+    }
+    assert_eq!((games, adjudicated, from_fen), (16, 16, 16));
+    // stopped after 3 iterations, the suite file removed, resumed: the same run
+    let part = spsa::run_spsa_with(&spsa_args(&out, &flags), spsa::play_games, Some(3)).unwrap();
+    assert!(!part.finished);
+    std::fs::remove_file(&suite).unwrap();
+    let mut r = spsa_args(&out, &[]);
+    r.common.engine = EngineArgs::default();
+    r.common.resume = Some(part.dir.clone());
+    let resumed = spsa::run_spsa_with(&r, spsa::play_games, None).unwrap();
+    assert!(resumed.finished);
+    assert_eq!(read(&resumed.dir, "params.csv"), read(d, "params.csv"));
+    std::fs::remove_dir_all(&out).unwrap();
+}
 
 /// A UCI engine whose moves depend on its option values, so that two option sets play
 /// different games: from ply 10 on it blunders (an illegal move, which loses) at the plies its

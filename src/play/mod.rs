@@ -322,26 +322,10 @@ impl GameArgs {
             Some(p) => Some(Arc::new(load_openings(p)?)),
             None => None,
         };
-        let mut adjudication = Adjudication::default();
-        if let Some(t) = &self.draw_adjudication {
-            let v = parse_kv(
-                t,
-                "draw adjudication",
-                &["movenumber", "movecount", "score"],
-            )?;
-            adjudication.draw = Some(DrawAdjudication {
-                move_number: v[0] as u32,
-                move_count: v[1] as u32,
-                score: v[2] as i32,
-            });
-        }
-        if let Some(t) = &self.resign_adjudication {
-            let v = parse_kv(t, "resign adjudication", &["movecount", "score"])?;
-            adjudication.resign = Some(ResignAdjudication {
-                move_count: v[0] as u32,
-                score: v[1] as i32,
-            });
-        }
+        let adjudication = parse_adjudication(
+            self.draw_adjudication.as_deref(),
+            self.resign_adjudication.as_deref(),
+        )?;
         if games == 0 {
             bail!("--games must be at least 1");
         }
@@ -365,6 +349,32 @@ impl GameArgs {
             stop: None,
         })
     }
+}
+
+/// The adjudication of `--draw-adjudication movenumber=M,movecount=N,score=S` and
+/// `--resign-adjudication movecount=N,score=S` (fastchess's flags; `None`: that one is off).
+pub fn parse_adjudication(draw: Option<&str>, resign: Option<&str>) -> Result<Adjudication> {
+    let mut adjudication = Adjudication::default();
+    if let Some(t) = draw {
+        let v = parse_kv(
+            t,
+            "draw adjudication",
+            &["movenumber", "movecount", "score"],
+        )?;
+        adjudication.draw = Some(DrawAdjudication {
+            move_number: v[0] as u32,
+            move_count: v[1] as u32,
+            score: v[2] as i32,
+        });
+    }
+    if let Some(t) = resign {
+        let v = parse_kv(t, "resign adjudication", &["movecount", "score"])?;
+        adjudication.resign = Some(ResignAdjudication {
+            move_count: v[0] as u32,
+            score: v[1] as i32,
+        });
+    }
+    Ok(adjudication)
 }
 
 fn parse_kv(text: &str, what: &str, keys: &[&str]) -> Result<Vec<f64>> {

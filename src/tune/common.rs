@@ -5,9 +5,10 @@ use super::TuneError;
 use super::engine::{EngineArgs, EngineCommand, EngineSettings};
 use super::space::{ParamSet, SpaceKind};
 use crate::core::Variant;
-use crate::play::{MatchConfig, TimeControl};
+use crate::play::{Adjudication, MatchConfig, Opening, TimeControl, load_openings};
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Flags shared by every tuner.
 #[derive(clap::Args, Debug, Clone)]
@@ -69,6 +70,16 @@ pub struct CommonArgs {
     /// Clock per game instead of nodes, `base+inc` in seconds (`10+0.1`).
     #[arg(long)]
     pub tc: Option<String>,
+    /// Opening suite of the tuning and verification games (default: datasets/openings.txt,
+    /// embedded); the run folder keeps a copy (`openings.txt`), which a resumed run plays.
+    #[arg(long)]
+    pub openings: Option<PathBuf>,
+    /// Draw adjudication of every game, `movenumber=40,movecount=8,score=10` (off by default).
+    #[arg(long)]
+    pub draw_adjudication: Option<String>,
+    /// Resign adjudication of every game, `movecount=3,score=600` (off by default).
+    #[arg(long)]
+    pub resign_adjudication: Option<String>,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -109,7 +120,24 @@ pub struct CommonSettings {
     /// recorded with one opponent under `engine` still reads (see [`CommonSettings::opponents`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub opponents: Vec<EngineCommand>,
+    /// The opening suite given with `--openings` (a record: the games play the run folder's
+    /// copy, `openings.txt`; none: the embedded default suite).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openings: Option<PathBuf>,
+    /// The adjudication of every game (none by default, and in runs recorded before it).
+    #[serde(default, skip_serializing_if = "is_off")]
+    pub adjudication: Adjudication,
+    /// The suite the games play, read from the run folder by [`CommonSettings::load_suite`].
+    #[serde(skip)]
+    pub suite: Option<Arc<Vec<Opening>>>,
 }
+
+fn is_off(a: &Adjudication) -> bool {
+    *a == Adjudication::default()
+}
+
+/// The run folder's copy of the opening suite.
+pub const SUITE_FILE: &str = "openings.txt";
 
 const DEFAULT_VERIFY: VerifyMode = VerifyMode::Sprt;
 const DEFAULT_VERIFY_GAMES: usize = 200;
@@ -139,6 +167,9 @@ impl From<&CommonArgs> for CommonSettings {
             tc: a.tc.clone(),
             engine: None,
             opponents: Vec::new(),
+            openings: a.openings.clone(),
+            adjudication: Adjudication::default(),
+            suite: None,
         }
     }
 }
@@ -213,6 +244,51 @@ impl CommonSettings {
         })
     }
 
+    /// For a new run: reads the adjudication flags and the opening suite (checked here, before
+    /// a run folder exists).
+    pub fn set_games(&mut self, a: &CommonArgs) -> Result<(), TuneError> {
+        self.adjudication = crate::play::parse_adjudication(
+            a.draw_adjudication.as_deref(),
+            a.resign_adjudication.as_deref(),
+        )
+        .map_err(|e| TuneError::Params(format!("{e:#}")))?;
+        if let Some(path) = &self.openings {
+            if self.variant == Variant::Jieqi {
+                return Err(TuneError::Params(
+                    "--openings: Jieqi games start from seeded deals, not from an opening suite"
+                        .into(),
+                ));
+            }
+            let suite = load_openings(path)
+                .map_err(|e| TuneError::Params(format!("--openings {}: {e}", path.display())))?;
+            self.suite = Some(Arc::new(suite));
+        }
+        Ok(())
+    }
+
+    /// Copies the suite of `--openings` into the new run folder `dir`, so that a resumed run
+    /// plays the same openings whatever becomes of the file.
+    pub fn keep_suite(&self, dir: &Path) -> Result<(), TuneError> {
+        match &self.openings {
+            Some(path) => std::fs::copy(path, dir.join(SUITE_FILE))
+                .map(|_| ())
+                .map_err(|e| TuneError::Io(format!("copying {}: {e}", path.display()))),
+            None => Ok(()),
+        }
+    }
+
+    /// On `--resume`: reads the suite back from the run folder `dir` (a run recorded with
+    /// `--openings` whose copy is missing is an error, not a silent change of openings).
+    pub fn load_suite(&mut self, dir: &Path) -> Result<(), TuneError> {
+        if self.openings.is_some() {
+            let path = dir.join(SUITE_FILE);
+            let suite = load_openings(&path)
+                .map_err(|e| TuneError::Resume(format!("the run's opening suite: {e}")))?;
+            self.suite = Some(Arc::new(suite));
+        }
+        Ok(())
+    }
+
     /// For a new run: checks the limits, and with `--engine` starts the engine, reads its
     /// options and records them (the run's space becomes the engine's options).
     pub fn attach_engine(&mut self, a: &EngineArgs) -> Result<(), TuneError> {
@@ -277,6 +353,8 @@ impl CommonSettings {
             max_plies: self.max_plies,
             // Jieqi: every pair a fresh deal from `seed` (see `play::runner`)
             variant: self.variant,
+            openings: self.suite.clone(),
+            adjudication: self.adjudication,
             ..MatchConfig::default()
         }
     }
@@ -300,6 +378,86 @@ mod tests {
     struct T {
         #[command(flatten)]
         a: CommonArgs,
+    }
+
+    /// `--openings` and the adjudication flags reach every game's configuration; the run
+    /// folder's copy of the suite is what a resumed run plays, even when the file is gone.
+    #[test]
+    fn openings_and_adjudication_reach_the_games_and_survive_resume() {
+        use crate::play::{DrawAdjudication, ResignAdjudication};
+        use clap::Parser;
+        let dir = std::env::temp_dir().join(format!("xq-common-suite-{}", std::process::id()));
+        let run = dir.join("run");
+        std::fs::create_dir_all(&run).unwrap();
+        let suite = dir.join("suite.txt");
+        std::fs::write(&suite, "startpos moves h2e2 h9g7\nstartpos moves b2e2\n").unwrap();
+        let a = T::parse_from([
+            "t",
+            "--openings",
+            suite.to_str().unwrap(),
+            "--draw-adjudication",
+            "movenumber=40,movecount=8,score=10",
+            "--resign-adjudication",
+            "movecount=3,score=600",
+        ])
+        .a;
+        let mut s = CommonSettings::from(&a);
+        s.set_games(&a).unwrap();
+        let cfg = s.match_config(7);
+        assert_eq!(cfg.openings.as_ref().map(|o| o.len()), Some(2));
+        let draw = DrawAdjudication {
+            move_number: 40,
+            move_count: 8,
+            score: 10,
+        };
+        let resign = ResignAdjudication {
+            move_count: 3,
+            score: 600,
+        };
+        assert_eq!(cfg.adjudication.draw, Some(draw));
+        assert_eq!(cfg.adjudication.resign, Some(resign));
+        s.keep_suite(&run).unwrap();
+        let recorded = serde_json::to_string(&s).unwrap();
+        std::fs::remove_file(&suite).unwrap();
+        let mut back: CommonSettings = serde_json::from_str(&recorded).unwrap();
+        assert!(back.suite.is_none());
+        back.load_suite(&run).unwrap();
+        let again = back.match_config(7);
+        assert_eq!(again.openings, cfg.openings);
+        assert_eq!(again.adjudication, cfg.adjudication);
+        // a recorded suite whose copy is missing is an error, not the default suite
+        std::fs::remove_file(run.join(SUITE_FILE)).unwrap();
+        let e = back.load_suite(&run).unwrap_err().to_string();
+        assert!(e.contains(SUITE_FILE), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+        // bad flags are named
+        let bad = T::parse_from(["t", "--draw-adjudication", "movenumber=40,movecount=8"]).a;
+        let e = CommonSettings::from(&bad)
+            .set_games(&bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("draw adjudication: missing 'score'"), "{e}");
+        let bad = T::parse_from(["t", "--openings", "/nonexistent/suite.txt"]).a;
+        let e = CommonSettings::from(&bad)
+            .set_games(&bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--openings /nonexistent/suite.txt"), "{e}");
+        let jieqi = T::parse_from(["t", "--variant", "jieqi", "--openings", "suite.txt"]).a;
+        let e = CommonSettings::from(&jieqi)
+            .set_games(&jieqi)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("seeded deals"), "{e}");
+        // without the flags: the default suite, no adjudication, and config.json as before
+        let plain = T::parse_from(["t"]).a;
+        let mut p = CommonSettings::from(&plain);
+        p.set_games(&plain).unwrap();
+        let cfg = p.match_config(7);
+        assert!(cfg.openings.is_none());
+        assert_eq!(cfg.adjudication, Adjudication::default());
+        let json = serde_json::to_value(&p).unwrap();
+        assert!(json.get("openings").is_none() && json.get("adjudication").is_none());
     }
 
     /// A run recorded with one `engine.opponent` (before opponents were a pool) still plays

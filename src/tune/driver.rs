@@ -146,6 +146,7 @@ fn create<T: Tuner>(
         common: CommonSettings::from(args),
         tuner,
     };
+    settings.common.set_games(args)?;
     settings.common.attach_engine(&args.engine)?;
     let start = settings.common.start_params()?;
     let space = Space::new(start.clone(), &settings.common.only)?;
@@ -158,6 +159,7 @@ fn create<T: Tuner>(
     )
     .map_err(|e| io_err(&settings.common.out, e))?;
     write_params(&dir.join("start.json"), &start)?;
+    settings.common.keep_suite(&dir)?;
     write_json(
         &dir.join("config.json"),
         &RunConfig {
@@ -196,6 +198,7 @@ fn open<T: Tuner>(dir: &Path, args: &CommonArgs) -> Result<Resumed<T>, TuneError
     }
     let mut settings = cfg.args;
     settings.common.resume_with(args);
+    settings.common.load_suite(dir)?;
     let state_path = dir.join("checkpoints/state.json");
     let state: Option<T::State> = if state_path.exists() {
         Some(read_json(&state_path)?)

@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 /// The tuners' flags that mean nothing to the loop (it trains its own network, in self-play):
 /// hidden from `learn --help`, and refused when given (see [`run_learn_with`]).
-const NOT_FOR_LEARN: [&str; 11] = [
+const NOT_FOR_LEARN: [&str; 12] = [
     "flatten",
     "space",
     "only",
@@ -51,6 +51,8 @@ const NOT_FOR_LEARN: [&str; 11] = [
     "opponent_proto",
     "opponent_option",
     "no_check",
+    // (the gates play `--gate-openings`; datagen draws its own random openings)
+    "openings",
 ];
 
 /// `xqtune learn`.
@@ -689,6 +691,7 @@ pub fn run_learn_with(args: &LearnArgs, max_steps: Option<u64>) -> Result<RunOut
         !e.opponent_proto.is_empty(),
         !e.opponent_option.is_empty(),
         e.no_check,
+        c.openings.is_some(),
     ];
     if let Some((id, _)) = NOT_FOR_LEARN.iter().zip(given).find(|(_, g)| *g) {
         return Err(TuneError::Params(format!(
@@ -766,6 +769,7 @@ mod tests {
             &["--opponent-proto", "ucci"],
             &["--opponent-option", "Hash=16"],
             &["--no-check"],
+            &["--openings", "suite.txt"],
         ] {
             let e = run_learn_with(&args(&d, flag), None)
                 .unwrap_err()
