@@ -353,11 +353,14 @@ pub fn run_matches(
     matches: &[(&Engine, &Engine, MatchConfig)],
     threads: usize,
 ) -> Result<Vec<(MatchResult, Vec<GameRecord>)>, MatchError> {
-    let suite = Arc::new(default_openings());
+    // (read once, and only when a match has no suite of its own)
+    let suite = std::cell::OnceCell::new();
     let mut jobs = Vec::new();
     let mut owner = Vec::new();
     for (m, (a, b, cfg)) in matches.iter().enumerate() {
-        let openings = openings_or(cfg, || suite.clone())?;
+        let openings = openings_or(cfg, || {
+            suite.get_or_init(|| Arc::new(default_openings())).clone()
+        })?;
         let order = opening_order(openings.len(), cfg.seed);
         for g in 0..cfg.games {
             jobs.push(GameJob::of_match(a, b, cfg, &openings, &order, g));

@@ -431,23 +431,18 @@ mod tests {
         assert!(e.contains(SUITE_FILE), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
         // bad flags are named
-        let bad = T::parse_from(["t", "--draw-adjudication", "movenumber=40,movecount=8"]).a;
-        let e = CommonSettings::from(&bad)
-            .set_games(&bad)
-            .unwrap_err()
-            .to_string();
+        let refused = |argv: &[&str]| {
+            let a = T::parse_from(std::iter::once("t").chain(argv.iter().copied())).a;
+            CommonSettings::from(&a)
+                .set_games(&a)
+                .unwrap_err()
+                .to_string()
+        };
+        let e = refused(&["--draw-adjudication", "movenumber=40,movecount=8"]);
         assert!(e.contains("draw adjudication: missing 'score'"), "{e}");
-        let bad = T::parse_from(["t", "--openings", "/nonexistent/suite.txt"]).a;
-        let e = CommonSettings::from(&bad)
-            .set_games(&bad)
-            .unwrap_err()
-            .to_string();
+        let e = refused(&["--openings", "/nonexistent/suite.txt"]);
         assert!(e.contains("--openings /nonexistent/suite.txt"), "{e}");
-        let jieqi = T::parse_from(["t", "--variant", "jieqi", "--openings", "suite.txt"]).a;
-        let e = CommonSettings::from(&jieqi)
-            .set_games(&jieqi)
-            .unwrap_err()
-            .to_string();
+        let e = refused(&["--variant", "jieqi", "--openings", "suite.txt"]);
         assert!(e.contains("seeded deals"), "{e}");
         // without the flags: the default suite, no adjudication, and config.json as before
         let plain = T::parse_from(["t"]).a;
