@@ -410,6 +410,20 @@ fn spsa_run_end_to_end_and_resume() {
             .collect()
     };
     assert_eq!(cut(read(&resumed.dir, "log.csv")), cut(read(d, "log.csv")));
+    // moved to another machine: the same engine under another command line, given with
+    // --resume; that command plays the rest (its start log fills), the run is the same, and
+    // config.json keeps the recorded command
+    let part = spsa::run_spsa_with(&a, spsa::play_games, Some(3)).unwrap();
+    let starts = out.join("moved-starts.log");
+    let moved = format!("{} '{}'", fake_command(), starts.display());
+    let mut m = spsa_args_with(&moved, &out, &["--verify", "none"]);
+    m.common.resume = Some(part.dir.clone());
+    let resumed = spsa::run_spsa_with(&m, spsa::play_games, None).unwrap();
+    assert!(resumed.finished);
+    assert_eq!(read(&resumed.dir, "params.csv"), read(d, "params.csv"));
+    assert!(!read(&out, "moved-starts.log").is_empty());
+    let cfg: serde_json::Value = serde_json::from_str(&read(&part.dir, "config.json")).unwrap();
+    assert_eq!(cfg["args"]["engine"]["engine"]["command"], fake_command());
     std::fs::remove_dir_all(&out).unwrap();
 }
 

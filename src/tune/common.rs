@@ -37,7 +37,8 @@ pub struct CommonArgs {
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
     /// Continue a stopped or killed run (its config.json replaces the other flags, except
-    /// --concurrency and the verification flags, which apply when given).
+    /// --concurrency and the verification flags, which apply when given; an engine run also
+    /// takes its engines' command lines anew, for another machine: docs/tuning.md).
     #[arg(long)]
     pub resume: Option<PathBuf>,
     /// Nodes per move in every game (tuning and verification).
@@ -227,13 +228,45 @@ impl CommonSettings {
     }
 
     /// On `--resume`: the thread count and the verification given on the command line replace
-    /// the recorded ones (a finished run can so be verified again with more games).
-    pub fn resume_with(&mut self, a: &CommonArgs) {
+    /// the recorded ones (a finished run can so be verified again with more games). `--engine`
+    /// and `--opponent` replace the recorded command lines, so that a run moves to a machine
+    /// where the same engines live at other paths; protocols, options and the tuned set stay as
+    /// recorded, and so does `config.json`.
+    pub fn resume_with(&mut self, a: &CommonArgs) -> Result<(), TuneError> {
         self.concurrency = a.concurrency.or(self.concurrency);
         self.verify = a.verify.unwrap_or(self.verify);
         self.verify_games = a.verify_games.unwrap_or(self.verify_games);
         self.elo0 = a.elo0.unwrap_or(self.elo0);
         self.elo1 = a.elo1.unwrap_or(self.elo1);
+        if let Some(command) = &a.engine.engine {
+            let Some(e) = self.engine.as_mut() else {
+                return Err(TuneError::Resume(
+                    "--engine: this run tunes xqtune's own parameters, not an engine's options"
+                        .into(),
+                ));
+            };
+            e.engine.command = EngineCommand::parse(command, e.engine.proto, &[])?.command;
+        }
+        if !a.engine.opponent.is_empty() {
+            let legacy = self.engine.as_mut().and_then(|e| e.opponent.take());
+            let mut recorded = match (self.opponents.is_empty(), legacy) {
+                (true, Some(o)) => vec![o],
+                _ => std::mem::take(&mut self.opponents),
+            };
+            if recorded.len() != a.engine.opponent.len() {
+                return Err(TuneError::Resume(format!(
+                    "{} --opponent for a run recorded with {} opponents: give each recorded \
+                     opponent's command, in the recorded order",
+                    a.engine.opponent.len(),
+                    recorded.len()
+                )));
+            }
+            for (o, command) in recorded.iter_mut().zip(&a.engine.opponent) {
+                o.command = EngineCommand::parse(command, o.proto, &[])?.command;
+            }
+            self.opponents = recorded;
+        }
+        Ok(())
     }
 
     pub fn threads(&self) -> usize {
@@ -378,6 +411,93 @@ mod tests {
     struct T {
         #[command(flatten)]
         a: CommonArgs,
+    }
+
+    /// On `--resume`, `--engine` and `--opponent` give the recorded engines' new command lines
+    /// (another machine); protocols, fixed options and the tuned set stay as recorded.
+    #[test]
+    fn resume_moves_the_engines_to_new_commands() {
+        use super::super::engine::EngineSettings;
+        use clap::Parser;
+        let recorded = |command: &str, proto| EngineCommand {
+            command: command.into(),
+            proto,
+            options: vec![("Hash".into(), "8".into())],
+        };
+        let mut s = CommonSettings::from(&T::parse_from(["t"]).a);
+        s.engine = Some(EngineSettings {
+            engine: recorded("/old/xqtune uci --tune-options", Protocol::Uci),
+            opponent: None,
+            param_file: None,
+            options: vec![],
+        });
+        s.opponents = vec![
+            recorded("/old/pikafish", Protocol::Uci),
+            recorded("/old/eleeye", Protocol::Ucci),
+        ];
+        let mut moved = s.clone();
+        moved
+            .resume_with(
+                &T::parse_from([
+                    "t",
+                    "--engine",
+                    "/new/xqtune uci --tune-options",
+                    "--opponent",
+                    "/new/pikafish",
+                    "--opponent",
+                    "/new/eleeye",
+                ])
+                .a,
+            )
+            .unwrap();
+        let e = &moved.engine.as_ref().unwrap().engine;
+        assert_eq!(e.command, "/new/xqtune uci --tune-options");
+        assert_eq!(e.options, s.engine.as_ref().unwrap().engine.options);
+        let o: Vec<_> = moved
+            .opponents
+            .iter()
+            .map(|o| (o.command.as_str(), o.proto))
+            .collect();
+        assert_eq!(
+            o,
+            [
+                ("/new/pikafish", Protocol::Uci),
+                ("/new/eleeye", Protocol::Ucci)
+            ]
+        );
+        // nothing given: the recorded commands
+        let mut same = s.clone();
+        same.resume_with(&T::parse_from(["t"]).a).unwrap();
+        assert_eq!(same.opponents[1].command, "/old/eleeye");
+        // one opponent for a pool of two: which one is meant is unknowable
+        let e = s
+            .clone()
+            .resume_with(&T::parse_from(["t", "--opponent", "/new/pikafish"]).a)
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("1 --opponent for a run recorded with 2"),
+            "{e}"
+        );
+        // an own-parameter run has no engine to move
+        let mut own = CommonSettings::from(&T::parse_from(["t"]).a);
+        let e = own
+            .resume_with(&T::parse_from(["t", "--engine", "/new/xqtune uci"]).a)
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("--engine: this run tunes xqtune's own"),
+            "{e}"
+        );
+        // a run recorded with one opponent under `engine` (before pools) moves it too
+        let mut legacy = s.clone();
+        legacy.opponents.clear();
+        legacy.engine.as_mut().unwrap().opponent = Some(recorded("/old/pikafish", Protocol::Uci));
+        legacy
+            .resume_with(&T::parse_from(["t", "--opponent", "/new/pikafish"]).a)
+            .unwrap();
+        assert_eq!(legacy.opponents().unwrap()[0].name(), "opponent");
+        assert_eq!(legacy.opponents[0].command, "/new/pikafish");
     }
 
     /// `--openings` and the adjudication flags reach every game's configuration; the run

@@ -197,7 +197,7 @@ fn open<T: Tuner>(dir: &Path, args: &CommonArgs) -> Result<Resumed<T>, TuneError
         )));
     }
     let mut settings = cfg.args;
-    settings.common.resume_with(args);
+    settings.common.resume_with(args)?;
     settings.common.load_suite(dir)?;
     let state_path = dir.join("checkpoints/state.json");
     let state: Option<T::State> = if state_path.exists() {
@@ -205,7 +205,11 @@ fn open<T: Tuner>(dir: &Path, args: &CommonArgs) -> Result<Resumed<T>, TuneError
     } else {
         None
     };
-    let start = ParamSet::load(settings.common.space, &dir.join("start.json"))?;
+    let mut start = ParamSet::load(settings.common.space, &dir.join("start.json"))?;
+    // an engine's command as the settings have it (`--engine` on resume moves it)
+    if let (ParamSet::Engine(set), Some(e)) = (&mut start, &settings.common.engine) {
+        set.engine = e.engine.clone();
+    }
     let start = match &state {
         Some(s) => start.from_vec(T::start_vec(s)),
         None => start,
@@ -503,12 +507,15 @@ mod tests {
     fn resume_takes_threads_and_verification_from_the_command_line() {
         let mut s = CommonSettings::from(&T::parse_from(["t", "--verify", "none"]).a);
         assert_eq!((s.verify, s.verify_games), (VerifyMode::None, 200));
-        s.resume_with(&T::parse_from(["t", "--concurrency", "3"]).a);
+        s.resume_with(&T::parse_from(["t", "--concurrency", "3"]).a)
+            .unwrap();
         assert_eq!((s.verify, s.concurrency), (VerifyMode::None, Some(3)));
-        s.resume_with(&T::parse_from(["t", "--verify", "fixed", "--verify-games", "50"]).a);
+        s.resume_with(&T::parse_from(["t", "--verify", "fixed", "--verify-games", "50"]).a)
+            .unwrap();
         assert_eq!((s.verify, s.verify_games), (VerifyMode::Fixed, 50));
         assert_eq!((s.elo0, s.elo1), (0.0, 10.0));
-        s.resume_with(&T::parse_from(["t", "--elo0", "-2", "--elo1", "5"]).a);
+        s.resume_with(&T::parse_from(["t", "--elo0", "-2", "--elo1", "5"]).a)
+            .unwrap();
         assert_eq!((s.elo0, s.elo1, s.verify_games), (-2.0, 5.0, 50));
     }
 
