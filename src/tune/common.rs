@@ -204,11 +204,7 @@ impl CommonSettings {
     /// opponent an earlier run recorded under `engine`. One opponent is named "opponent", a
     /// pool's `opp<k>-<program>`.
     pub fn opponents(&self) -> Result<Vec<crate::play::Engine>, TuneError> {
-        let legacy = self.engine.as_ref().and_then(|e| e.opponent.clone());
-        let list: Vec<EngineCommand> = match (&self.opponents[..], legacy) {
-            ([], Some(o)) => vec![o],
-            (l, _) => l.to_vec(),
-        };
+        let list = self.opponent_commands();
         let n = list.len();
         list.iter()
             .enumerate()
@@ -225,6 +221,16 @@ impl CommonSettings {
                 Ok(crate::play::Engine::External(o.external(&name, &[])?))
             })
             .collect()
+    }
+
+    /// The opponents' commands: `opponents`, or the one opponent an earlier run recorded under
+    /// `engine`.
+    fn opponent_commands(&self) -> Vec<EngineCommand> {
+        let legacy = self.engine.as_ref().and_then(|e| e.opponent.clone());
+        match (&self.opponents[..], legacy) {
+            ([], Some(o)) => vec![o],
+            (l, _) => l.to_vec(),
+        }
     }
 
     /// On `--resume`: the thread count and the verification given on the command line replace
@@ -248,11 +254,7 @@ impl CommonSettings {
             e.engine.command = EngineCommand::parse(command, e.engine.proto, &[])?.command;
         }
         if !a.engine.opponent.is_empty() {
-            let legacy = self.engine.as_mut().and_then(|e| e.opponent.take());
-            let mut recorded = match (self.opponents.is_empty(), legacy) {
-                (true, Some(o)) => vec![o],
-                _ => std::mem::take(&mut self.opponents),
-            };
+            let mut recorded = self.opponent_commands();
             if recorded.len() != a.engine.opponent.len() {
                 return Err(TuneError::Resume(format!(
                     "{} --opponent for a run recorded with {} opponents: give each recorded \
@@ -263,6 +265,10 @@ impl CommonSettings {
             }
             for (o, command) in recorded.iter_mut().zip(&a.engine.opponent) {
                 o.command = EngineCommand::parse(command, o.proto, &[])?.command;
+            }
+            // (a legacy opponent moves into the pool)
+            if let Some(e) = self.engine.as_mut() {
+                e.opponent = None;
             }
             self.opponents = recorded;
         }
