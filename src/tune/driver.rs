@@ -134,7 +134,32 @@ pub fn launch<T: Tuner>(
         .num_threads(ctx.settings.common.threads())
         .build()
         .map_err(|e| TuneError::Io(e.to_string()))?;
-    pool.install(|| drive(ctx, state, make, max_steps))
+    let again = resume_flags(args);
+    pool.install(|| drive(ctx, state, make, max_steps, &again))
+}
+
+/// The flags a stopped run's "continue with" line repeats: the engine command lines a
+/// `--resume` was given, without which the recorded ones would play again.
+fn resume_flags(args: &CommonArgs) -> String {
+    if args.resume.is_none() {
+        return String::new();
+    }
+    let engine = args.engine.engine.iter().map(|c| ("--engine", c));
+    let opponents = args.engine.opponent.iter().map(|c| ("--opponent", c));
+    engine
+        .chain(opponents)
+        .map(|(flag, command)| format!(" {flag} {}", shell_word(command)))
+        .collect()
+}
+
+/// `word` as one word of a POSIX shell command line.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 /// A new run: its folder, `start.json` and `config.json`.
@@ -229,6 +254,7 @@ fn drive<T: Tuner>(
     state: Option<T::State>,
     make: impl FnOnce(&RunContext<T::Settings>) -> Result<T, TuneError>,
     max_steps: Option<u64>,
+    again: &str,
 ) -> Result<RunOutcome, TuneError> {
     let mut tuner = make(&ctx)?;
     let dir = &ctx.dir;
@@ -257,11 +283,11 @@ fn drive<T: Tuner>(
         if stop_requested() || max_steps.is_some_and(|m| steps >= m) {
             bar.abandon();
             println!(
-                "stopped after {} {}; continue with: {} --resume {}",
+                "stopped after {} {}; continue with: {} --resume {}{again}",
                 T::STEP,
                 tuner.steps_done(&state),
                 T::COMMAND,
-                dir.display()
+                shell_word(&dir.display().to_string())
             );
             return Ok(RunOutcome {
                 dir: ctx.dir.clone(),
@@ -517,6 +543,34 @@ mod tests {
         s.resume_with(&T::parse_from(["t", "--elo0", "-2", "--elo1", "5"]).a)
             .unwrap();
         assert_eq!((s.elo0, s.elo1, s.verify_games), (-2.0, 5.0, 50));
+    }
+
+    #[test]
+    fn the_continue_line_repeats_the_engines_a_resume_was_given() {
+        let flags = |argv: &[&str]| resume_flags(&T::parse_from(argv).a);
+        // a new run records the commands it was given: nothing to repeat
+        assert_eq!(flags(&["t", "--engine", "/bin/e uci"]), "");
+        assert_eq!(flags(&["t", "--resume", "r/x", "--concurrency", "3"]), "");
+        assert_eq!(
+            flags(&[
+                "t",
+                "--resume",
+                "r/x",
+                "--engine",
+                "/new/xqtune uci --eval classical",
+                "--opponent",
+                "/new/pikafish",
+                "--opponent",
+                "/new/it's here/ee ucci",
+            ]),
+            " --engine '/new/xqtune uci --eval classical' --opponent /new/pikafish \
+             --opponent '/new/it'\\''s here/ee ucci'"
+        );
+        assert_eq!(
+            shell_word("results/20261128T052546Z_spsa_xq-clock"),
+            "results/20261128T052546Z_spsa_xq-clock"
+        );
+        assert_eq!(shell_word(""), "''");
     }
 
     #[test]
