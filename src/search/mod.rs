@@ -960,7 +960,8 @@ impl Searcher {
                 NO_CONT
             },
         ];
-        let mut picker = StagedMoves::new(pos, tt_move, killers, ctx);
+        let bad_percent = (p.see_bad_captures_last != 0).then_some(p.see_bad_capture_percent);
+        let mut picker = StagedMoves::new(pos, tt_move, killers, ctx, bad_percent);
         let mut best_score = -INF;
         let mut best_move = Move::NULL;
         let mut searched = 0i32;
@@ -1085,6 +1086,32 @@ impl Searcher {
                 // moves that do not give check. A move outside the check zone is pruned without
                 // being played; one inside it is played first to learn whether it checks.
                 let prunable = !root && !in_check && !capture && best_score > -MATE_BOUND;
+                // Pruning by static exchange at shallow depth (Stockfish, Pikafish): a capture
+                // that loses more than `see_capture_margin` per ply of depth; a quiet move
+                // that does not give check and loses more than a margin growing with the depth
+                // it would be searched to after its late-move reduction. Xiangqi only.
+                let see_prunable = !root
+                    && !in_check
+                    && best_score > -MATE_BOUND
+                    && depth <= p.see_prune_max_depth
+                    && pos.variant() == Variant::Xiangqi;
+                let mut see_loses = false;
+                if see_prunable {
+                    if capture {
+                        if !pos.see_ge(m, -p.see_capture_margin * depth) {
+                            continue;
+                        }
+                    } else {
+                        let r = self.lmr[depth.min(63) as usize][(searched as usize + 1).min(63)];
+                        let lmr_depth = (depth - 1 - r).max(0);
+                        let margin = p.see_quiet_margin * lmr_depth * lmr_depth
+                            + p.see_quiet_linear * lmr_depth;
+                        see_loses = !pos.see_ge(m, -margin);
+                        if see_loses && !pos.may_give_check(m, check_zone) {
+                            continue;
+                        }
+                    }
+                }
                 // Pruning, once it holds, holds for every later quiet move (`searched` and `alpha`
                 // only grow): the rest of the list keeps only the moves that might check.
                 if prunable && !pos.may_give_check(m, check_zone) && prune(searched, alpha) {
@@ -1095,6 +1122,10 @@ impl Searcher {
                 self.cont_stack[ply] = cont_row(code, m.to().index());
                 self.make(pos, m);
                 let gives_check = pos.in_check();
+                if see_loses && !gives_check {
+                    self.unmake(pos);
+                    continue;
+                }
                 if prunable && !gives_check && prune(searched, alpha) {
                     self.unmake(pos);
                     picker.skip_quiets_outside(pos, check_zone);

@@ -1,11 +1,13 @@
 //! Move ordering: the transposition-table move first, then captures by MVV-LVA (most valuable
 //! victim, least valuable attacker) plus their capture history, then the two killer moves of
 //! the ply, then quiet moves by their history and their continuation histories (how the move
-//! fared after the previous move and after our own move before it, as Stockfish keeps them)
+//! fared after the previous move and after our own move before it, as Stockfish keeps them),
+//! and last the captures that lose material by static exchange (Xiangqi)
 //! (<https://www.chessprogramming.org/Move_Ordering>). Moves are picked
 //! lazily by selection: a cut-off after the first move or two (the common case) never sorts
 //! the rest.
 
+use crate::core::see::SEE_VALUES;
 use crate::core::{Move, MoveList, Position};
 use std::mem::MaybeUninit;
 
@@ -16,6 +18,8 @@ pub const ORDER_VALUE: [i32; 7] = [60, 2, 2, 4, 9, 5, 1];
 pub(crate) const TT_SCORE: i32 = 1 << 30;
 const CAPTURE_SCORE: i32 = 1 << 28;
 const KILLER_SCORE: i32 = 1 << 26;
+/// The order score of the captures handed out last (below every quiet move's).
+const BAD_CAPTURE_SCORE: i32 = -(1 << 28);
 
 /// Entries of one continuation table: one row per (piece code, destination) of the move
 /// before, one entry per (piece code, destination) of this move.
@@ -227,6 +231,11 @@ pub struct StagedMoves {
     quiet_zone: Option<crate::core::Bitboard>,
     /// Moves handed out so far (0 at the end means no legal move).
     pub yielded: usize,
+    /// A capture whose static exchange loses more than this percentage of its victim waits in
+    /// `bad` until the quiet moves are done (Xiangqi; `None` keeps every capture in order).
+    bad_percent: Option<i32>,
+    bad: MoveList,
+    next_bad: usize,
 }
 
 const STAGE_TT: u8 = 0;
@@ -235,15 +244,27 @@ const STAGE_CAPTURES: u8 = 2;
 const STAGE_KILLERS: u8 = 3;
 const STAGE_GEN_QUIETS: u8 = 4;
 const STAGE_QUIETS: u8 = 5;
+const STAGE_BAD_CAPTURES: u8 = 6;
 
 impl StagedMoves {
-    pub fn new(pos: &Position, tt_move: Move, killers: [Move; 2], ctx: [usize; 2]) -> StagedMoves {
+    /// `bad_percent`: see the field (`None`: no capture waits); Xiangqi only.
+    pub fn new(
+        pos: &Position,
+        tt_move: Move,
+        killers: [Move; 2],
+        ctx: [usize; 2],
+        bad_percent: Option<i32>,
+    ) -> StagedMoves {
         let tt_move = if is_legal_fast(pos, tt_move) {
             tt_move
         } else {
             Move::NULL
         };
+        let xiangqi = pos.variant() == crate::core::Variant::Xiangqi;
         StagedMoves {
+            bad_percent: bad_percent.filter(|_| xiangqi),
+            bad: MoveList::new(),
+            next_bad: 0,
             tt_move,
             stage: STAGE_TT,
             killers,
@@ -280,9 +301,19 @@ impl StagedMoves {
                 }
                 STAGE_CAPTURES => {
                     while let Some((m, s)) = self.list.next_move() {
-                        if m != self.tt_move {
-                            return self.hand_out(m, s);
+                        if m == self.tt_move {
+                            continue;
                         }
+                        if let Some(percent) = self.bad_percent {
+                            let victim = pos
+                                .piece_at(m.to())
+                                .map_or(0, |p| SEE_VALUES[p.kind.index()]);
+                            if !pos.see_ge(m, -victim * percent / 100) {
+                                self.bad.push(m);
+                                continue;
+                            }
+                        }
+                        return self.hand_out(m, s);
                     }
                     self.stage = if self.killer_stage {
                         STAGE_KILLERS
@@ -328,7 +359,12 @@ impl StagedMoves {
                             return self.hand_out(m, s);
                         }
                     }
-                    return None;
+                    self.stage = STAGE_BAD_CAPTURES;
+                }
+                STAGE_BAD_CAPTURES => {
+                    let m = *self.bad.as_slice().get(self.next_bad)?;
+                    self.next_bad += 1;
+                    return self.hand_out(m, BAD_CAPTURE_SCORE);
                 }
                 _ => return None,
             }
@@ -479,7 +515,8 @@ mod tests {
 
     /// The staged picker hands out every legal move exactly once, whatever TT move and killers
     /// it is given (legal, illegal or captures): the TT move first, then captures by MVV-LVA,
-    /// then the legal quiet killers, then the other quiet moves; and after
+    /// then the legal quiet killers, then the other quiet moves, then (Xiangqi, when asked)
+    /// exactly the captures that lose more than 60 % of their victim by static exchange; and after
     /// `skip_quiets_outside` no later quiet move outside the zone.
     #[test]
     fn staged_picker_yields_each_legal_move_once() {
@@ -505,15 +542,28 @@ mod tests {
                     }
                 };
                 let (tt, k0, k1) = (pick(&mut rng), pick(&mut rng), pick(&mut rng));
-                let mut picker = StagedMoves::new(&pos, tt, [k0, k1], [NO_CONT; 2]);
+                // every other position without the waiting of losing captures
+                let percent = (positions % 2 == 0).then_some(60);
+                let mut picker = StagedMoves::new(&pos, tt, [k0, k1], [NO_CONT; 2], percent);
                 let mut seen = Vec::new();
-                let mut phase = 0; // 0 tt, 1 captures, 2 killers, 3 quiets
+                let mut phase = 0; // 0 tt, 1 captures, 2 killers, 3 quiets, 4 losing captures
+                let xiangqi = pos.variant() == crate::core::Variant::Xiangqi;
                 while let Some((m, score)) = picker.next_move(&pos, &heur) {
                     assert!(legal.contains(m), "{m} not legal");
                     assert!(!seen.contains(&m), "{m} twice");
+                    let losing = || {
+                        let victim = pos
+                            .piece_at(m.to())
+                            .map_or(0, |p| SEE_VALUES[p.kind.index()]);
+                        xiangqi && percent.is_some() && !pos.see_ge(m, -victim * 60 / 100)
+                    };
                     let p = if score == TT_SCORE {
                         0
+                    } else if score == BAD_CAPTURE_SCORE {
+                        assert!(pos.is_capture(m) && losing(), "{m}");
+                        4
                     } else if pos.is_capture(m) {
+                        assert!(!losing(), "{m}");
                         1
                     } else if score >= KILLER_SCORE {
                         2
@@ -531,7 +581,7 @@ mod tests {
                 assert_eq!(picker.yielded, legal.len());
                 // skipping: no quiet move outside the zone comes after the call
                 let zone = pos.check_zone();
-                let mut picker = StagedMoves::new(&pos, tt, [k0, k1], [NO_CONT; 2]);
+                let mut picker = StagedMoves::new(&pos, tt, [k0, k1], [NO_CONT; 2], Some(60));
                 let first = picker.next_move(&pos, &heur);
                 picker.skip_quiets_outside(&pos, zone);
                 let mut rest = Vec::new();
@@ -539,7 +589,6 @@ mod tests {
                     rest.push(m);
                 }
                 // killers have their own stage in Xiangqi (exempt); in Jieqi they are quiets
-                let xiangqi = pos.variant() == crate::core::Variant::Xiangqi;
                 let mut expect: Vec<Move> = legal
                     .iter()
                     .copied()

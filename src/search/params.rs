@@ -10,7 +10,9 @@
 //! applies, `*_margin` / `*_base` are centipawns, `*_divisor` scale a formula, `lmr_*` are in
 //! hundredths of a ply. `tm_*` are percentages of the time manager (`search/time.rs`), read only
 //! by searches with a clock: tune them with timed games (`--only 'tm_*'`), not node-limited ones.
-//! `probcut_min_depth` 0 turns ProbCut off (the default until an SPRT passes).
+//! `probcut_min_depth` 0 turns ProbCut off (the default until an SPRT passes), and
+//! `see_prune_max_depth` 0 the pruning by static exchange (Xiangqi only, as the exchange is), and
+//! `see_bad_captures_last` 0 the ordering of losing captures after the quiet moves.
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
@@ -141,6 +143,12 @@ search_params! {
     se_double_margin: 20 in 0..=100 step 5,
     check_ext_min_depth: 0 in 0..=16 step 1,
     shuffle_divisor: 0 in 0..=400 step 10,
+    see_prune_max_depth: 0 in 0..=16 step 1,
+    see_capture_margin: 220 in 0..=600 step 20,
+    see_quiet_margin: 20 in 0..=100 step 2,
+    see_quiet_linear: 30 in 0..=200 step 5,
+    see_bad_capture_percent: 60 in 0..=100 step 5,
+    see_bad_captures_last: 0 in 0..=1 step 1,
 }
 
 /// The declaration in the params file format (a test keeps it equal to the declaration).
