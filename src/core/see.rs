@@ -33,8 +33,9 @@ const CHEAPEST_FIRST: [PieceType; 7] = [
 /// its value only has to exceed everything else.
 pub const SEE_VALUES: [i32; 7] = [10_000, 200, 200, 400, 900, 450, 100];
 
+/// A kind's exchange value ([`SEE_VALUES`]).
 #[inline]
-fn value(kind: PieceType) -> i32 {
+pub fn value(kind: PieceType) -> i32 {
     SEE_VALUES[kind.index()]
 }
 

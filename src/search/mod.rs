@@ -40,7 +40,7 @@ pub use limits::{SearchLimits, Skill};
 pub use params::{DEFAULT_SEARCH_JSON, EngineOptions, SearchParams};
 pub use report::{SearchInfo, SearchResult, mate_in};
 
-use crate::core::see::SEE_VALUES;
+use crate::core::see;
 use crate::core::{Color, Move, PieceType, Position, Repetition, Variant};
 use crate::eval::nnue::{AccumulatorStack, FeatureDelta, Network, Networks, delta_of};
 use crate::eval::{EvalParams, Partial, evaluate_for};
@@ -1308,9 +1308,8 @@ impl Searcher {
             }
             // The exchange on the target square, at most one recapture deep: the victim,
             // less the capturer where the opponent defends the square.
-            let value = |kind: PieceType| SEE_VALUES[kind.index()];
-            let victim = pos.piece_at(m.to()).map_or(0, |p| value(p.kind));
-            let attacker = pos.piece_at(m.from()).map_or(0, |p| value(p.kind));
+            let victim = pos.piece_at(m.to()).map_or(0, |p| see::value(p.kind));
+            let attacker = pos.piece_at(m.from()).map_or(0, |p| see::value(p.kind));
             let gain = if pos.is_attacked(m.to(), them) {
                 victim - attacker
             } else {

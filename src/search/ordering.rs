@@ -7,7 +7,7 @@
 //! lazily by selection: a cut-off after the first move or two (the common case) never sorts
 //! the rest.
 
-use crate::core::see::SEE_VALUES;
+use crate::core::see;
 use crate::core::{Move, MoveList, Position};
 use std::mem::MaybeUninit;
 
@@ -305,9 +305,7 @@ impl StagedMoves {
                             continue;
                         }
                         if let Some(percent) = self.bad_percent {
-                            let victim = pos
-                                .piece_at(m.to())
-                                .map_or(0, |p| SEE_VALUES[p.kind.index()]);
+                            let victim = pos.piece_at(m.to()).map_or(0, |p| see::value(p.kind));
                             if !pos.see_ge(m, -victim * percent / 100) {
                                 self.bad.push(m);
                                 continue;
@@ -552,9 +550,7 @@ mod tests {
                     assert!(legal.contains(m), "{m} not legal");
                     assert!(!seen.contains(&m), "{m} twice");
                     let losing = || {
-                        let victim = pos
-                            .piece_at(m.to())
-                            .map_or(0, |p| SEE_VALUES[p.kind.index()]);
+                        let victim = pos.piece_at(m.to()).map_or(0, |p| see::value(p.kind));
                         xiangqi && percent.is_some() && !pos.see_ge(m, -victim * 60 / 100)
                     };
                     let p = if score == TT_SCORE {
