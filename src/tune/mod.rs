@@ -53,6 +53,8 @@ pub enum TuneError {
     Optimiser(String),
     #[error("plot: {0}")]
     Plot(String),
+    #[error("tuning games: {0}")]
+    Games(#[from] crate::play::MatchError),
 }
 
 impl From<crate::chart::ChartError> for TuneError {

@@ -515,10 +515,10 @@ pub fn play_games(
     let seed = mix(s.common.seed, &[k, 3]);
     let pool = s.common.opponents()?;
     if pool.is_empty() {
-        let (result, games) = play_pairs_games(&ea, &eb, 0..pairs, seed, &s.common);
+        let (result, games) = play_pairs_games(&ea, &eb, 0..pairs, seed, &s.common)?;
         return Ok(Played { result, games });
     }
-    let played = play_against_pool(&[&ea, &eb], &pool, 0..pairs, k * pairs, seed, &s.common);
+    let played = play_against_pool(&[&ea, &eb], &pool, 0..pairs, k * pairs, seed, &s.common)?;
     let mut totals = [MatchResult::default(); 2];
     let mut games = Vec::new();
     for (side, per_opponent) in played.into_iter().enumerate() {

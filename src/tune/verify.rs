@@ -14,6 +14,9 @@ use crate::play::{Engine, MatchConfig, MatchResult, run_matches};
 use crate::util::mix;
 use serde::{Deserialize, Serialize};
 
+/// A tally and its games, in the order played.
+pub type Tallied = (MatchResult, Vec<GameRecord>);
+
 /// Plays game pairs `pairs` (each pair: one opening, colours swapped) of `a` against `b` in
 /// parallel. Pair `j` uses seed `mix(seed, [j])`: every engine evaluated with the same `seed`
 /// meets the same openings, so opening luck cancels between individuals (common random numbers).
@@ -23,8 +26,8 @@ pub fn play_pairs(
     pairs: std::ops::Range<u64>,
     seed: u64,
     common: &CommonSettings,
-) -> MatchResult {
-    play_pairs_games(a, b, pairs, seed, common).0
+) -> Result<MatchResult, TuneError> {
+    Ok(play_pairs_games(a, b, pairs, seed, common)?.0)
 }
 
 /// [`play_pairs`] with the games, pair by pair in order (for `tune spsa --save-games`).
@@ -34,22 +37,18 @@ pub fn play_pairs_games(
     pairs: std::ops::Range<u64>,
     seed: u64,
     common: &CommonSettings,
-) -> (MatchResult, Vec<GameRecord>) {
+) -> Result<Tallied, TuneError> {
     let jobs: Vec<(&Engine, &Engine, MatchConfig)> = pairs
         .map(|j| (a, b, common.match_config(mix(seed, &[j]))))
         .collect();
     let mut result = MatchResult::default();
     let mut games = Vec::new();
-    // (the configurations come from `match_config`, which always has a limit per move)
-    let played = match run_matches(&jobs, common.threads()) {
-        Ok(p) => p,
-        Err(e) => panic!("tuning match: {e}"),
-    };
+    let played = run_matches(&jobs, common.threads())?;
     for (r, g) in played {
         result += r;
         games.extend(g);
     }
-    (result, games)
+    Ok((result, games))
 }
 
 /// Each of `sides` plays game pairs `pairs` against the opponents of `pool`: pair `j` meets
@@ -64,7 +63,7 @@ pub fn play_against_pool(
     offset: u64,
     seed: u64,
     common: &CommonSettings,
-) -> Vec<Vec<(MatchResult, Vec<GameRecord>)>> {
+) -> Result<Vec<Vec<Tallied>>, TuneError> {
     let m = pool.len().max(1) as u64;
     let mut jobs: Vec<(&Engine, &Engine, MatchConfig)> = Vec::new();
     let mut owner = Vec::new();
@@ -75,12 +74,8 @@ pub fn play_against_pool(
             owner.push((s, o));
         }
     }
-    // (the configurations come from `match_config`, which always has a limit per move)
-    let played = match run_matches(&jobs, common.threads()) {
-        Ok(p) => p,
-        Err(e) => panic!("tuning match: {e}"),
-    };
-    let mut out: Vec<Vec<(MatchResult, Vec<GameRecord>)>> = sides
+    let played = run_matches(&jobs, common.threads())?;
+    let mut out: Vec<Vec<Tallied>> = sides
         .iter()
         .map(|_| pool.iter().map(|_| Default::default()).collect())
         .collect();
@@ -88,7 +83,7 @@ pub fn play_against_pool(
         out[s][o].0 += r;
         out[s][o].1.extend(g);
     }
-    out
+    Ok(out)
 }
 
 /// The closing match's outcome, as written to `verification.json`.
@@ -233,7 +228,7 @@ pub fn verify(
     };
     let pool = common.opponents()?;
     if !pool.is_empty() && !stop_requested() {
-        v.pool = Some(verify_pool(&a, &b, &pool, common));
+        v.pool = Some(verify_pool(&a, &b, &pool, common)?);
     }
     Ok(Some(v))
 }
@@ -245,7 +240,7 @@ pub fn verify_pool(
     b: &Engine,
     pool: &[Engine],
     common: &CommonSettings,
-) -> PoolVerification {
+) -> Result<PoolVerification, TuneError> {
     let total_pairs = (common.verify_games / 2).max(1) as u64;
     let batch = (crate::exec::slots(common.threads()) as u64).max(2);
     let seed = mix(common.seed, &[0x9001]);
@@ -259,7 +254,7 @@ pub fn verify_pool(
     let mut done = 0u64;
     while done < total_pairs && !stop_requested() {
         let end = (done + batch).min(total_pairs);
-        let played = play_against_pool(&[a, b], pool, done..end, 0, seed, common);
+        let played = play_against_pool(&[a, b], pool, done..end, 0, seed, common)?;
         for (s, side) in played.into_iter().enumerate() {
             for (o, (r, _)) in side.into_iter().enumerate() {
                 results[s][o] += r;
@@ -315,7 +310,7 @@ pub fn verify_pool(
         }
         finite(&t)
     };
-    PoolVerification {
+    Ok(PoolVerification {
         opponents: pool
             .iter()
             .enumerate()
@@ -330,7 +325,7 @@ pub fn verify_pool(
         elo: tuned_rating.as_ref().map(|e| e.rating),
         lower: tuned_rating.as_ref().map(|e| e.lower),
         upper: tuned_rating.as_ref().map(|e| e.upper),
-    }
+    })
 }
 
 /// A trained network against the classical evaluation (or against `baseline`), both with the
@@ -393,7 +388,7 @@ pub fn verify_engines(
     let mut verdict = SprtVerdict::Continue;
     while done < total_pairs {
         let end = (done + batch).min(total_pairs);
-        let r = play_pairs(a, b, done..end, seed, common);
+        let r = play_pairs(a, b, done..end, seed, common)?;
         total += r;
         done = end;
         let st = MatchStats::from(&total);
@@ -511,7 +506,7 @@ mod tests {
         let other = untuned_defaults(SpaceKind::Eval);
         let a = start.player("a", &other).unwrap();
         let b = start.player("b", &other).unwrap();
-        let (r, games) = play_pairs_games(&a, &b, 0..2, 5, &common);
+        let (r, games) = play_pairs_games(&a, &b, 0..2, 5, &common).unwrap();
         assert_eq!(r.games(), 4);
         let deals: Vec<u64> = games.iter().map(|g| g.deal_seed.unwrap()).collect();
         assert_eq!(deals[0], deals[1], "a pair plays one deal twice");
@@ -525,7 +520,7 @@ mod tests {
         json.as_object_mut().unwrap().remove("variant");
         let old: CommonSettings = serde_json::from_value(json).unwrap();
         assert_eq!(old.variant, Variant::Xiangqi);
-        let (_, xiangqi) = play_pairs_games(&a, &b, 0..1, 5, &old);
+        let (_, xiangqi) = play_pairs_games(&a, &b, 0..1, 5, &old).unwrap();
         assert!(xiangqi.iter().all(|g| g.deal_seed.is_none()));
     }
 }

@@ -69,13 +69,13 @@ pub fn final_candidates(last: &[Individual], genes: &[Gene], k: usize) -> Vec<Ca
 }
 
 /// Scores the candidates with `fitness` and names the best (ties: the earlier candidate).
-pub fn final_pick(
+pub fn final_pick<E>(
     mut candidates: Vec<Candidate>,
     games: usize,
-    fitness: impl FnOnce(&[Vec<i32>]) -> Vec<f64>,
-) -> FinalPick {
+    fitness: impl FnOnce(&[Vec<i32>]) -> Result<Vec<f64>, E>,
+) -> Result<FinalPick, E> {
     let genomes: Vec<Vec<i32>> = candidates.iter().map(|c| c.genes.clone()).collect();
-    let scores = fitness(&genomes);
+    let scores = fitness(&genomes)?;
     for (c, s) in candidates.iter_mut().zip(scores) {
         c.score = s;
     }
@@ -85,11 +85,11 @@ pub fn final_pick(
             chosen = i;
         }
     }
-    FinalPick {
+    Ok(FinalPick {
         games,
         candidates,
         chosen,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -124,10 +124,13 @@ mod tests {
         assert_eq!(c[0].ga_fitness, Some(0.9));
         // the fresh scores decide, not the GA fitness
         let pick = final_pick(c, 8, |g| {
-            g.iter()
-                .map(|x| 1.0 - (x[0] - 4).abs() as f64 / 10.0)
-                .collect()
-        });
+            Ok::<_, ()>(
+                g.iter()
+                    .map(|x| 1.0 - (x[0] - 4).abs() as f64 / 10.0)
+                    .collect(),
+            )
+        })
+        .unwrap();
         assert_eq!(pick.chosen, 1);
         assert_eq!(pick.candidates[1].genes, vec![4; 7]);
         assert_eq!(pick.candidates[0].score, 0.4);

@@ -3,6 +3,7 @@
 
 use super::{FitnessMode, GaSettings};
 use crate::play::{Engine, MatchConfig, MatchResult};
+use crate::tune::TuneError;
 use crate::tune::common::untuned_defaults;
 use crate::tune::driver::RunSettings;
 use crate::tune::space::{ParamSet, Space};
@@ -17,16 +18,14 @@ pub fn match_fitness(
     settings: &RunSettings<GaSettings>,
     generation: u64,
     genomes: &[Vec<i32>],
-) -> Vec<f64> {
+) -> Result<Vec<f64>, TuneError> {
     let (common, args) = (&settings.common, &settings.tuner);
     let other = untuned_defaults(space.base.kind());
-    // (An engine's command was checked when the run was created, so building its players
-    // cannot fail here; a failure would leave the individual at the reference's score.)
-    let engines: Vec<Option<Engine>> = genomes
+    let engines: Vec<Engine> = genomes
         .iter()
         .enumerate()
-        .map(|(i, g)| space.apply(g).player(&format!("ind{i}"), &other).ok())
-        .collect();
+        .map(|(i, g)| space.apply(g).player(&format!("ind{i}"), &other))
+        .collect::<Result<_, _>>()?;
     let gen_seed = mix(common.seed, &[generation, 1]);
     let pairs = (args.games / 2).max(1) as u64;
     let n = genomes.len();
@@ -45,43 +44,29 @@ pub fn match_fitness(
     // With opponents the pool is the reference: pair `j` of generation `g` meets opponent
     // `(g · pairs + j) mod m`, the same for every individual (and every opponent as often over
     // the generations).
-    // (The opponents' commands were checked when the run was created.)
-    let pool = common
-        .opponents()
-        .unwrap_or_else(|e| panic!("fitness opponents: {e}"));
-    let refs: Vec<Option<Engine>> = if pool.is_empty() {
-        vec![reference.player("reference", &other).ok()]
+    let pool = common.opponents()?;
+    let refs: Vec<Engine> = if pool.is_empty() {
+        vec![reference.player("reference", &other)?]
     } else {
-        pool.into_iter().map(Some).collect()
+        pool
     };
-    let playable: Vec<(usize, usize, &Engine, &Engine, u64)> = jobs
+    let matches: Vec<(&Engine, &Engine, MatchConfig)> = jobs
         .iter()
-        .filter_map(|&(a, b, j)| {
+        .map(|&(a, b, j)| {
             let eb = if b == n {
                 // wrapping: the final selection's `generation` is a large tag, not a count
                 &refs[(generation.wrapping_mul(pairs).wrapping_add(j) % refs.len() as u64) as usize]
             } else {
                 &engines[b]
             };
-            match (&engines[a], eb) {
-                (Some(ea), Some(eb)) => Some((a, b, ea, eb, j)),
-                _ => None,
-            }
+            (&engines[a], eb, common.match_config(mix(gen_seed, &[j])))
         })
         .collect();
-    let matches: Vec<(&Engine, &Engine, MatchConfig)> = playable
-        .iter()
-        .map(|&(_, _, ea, eb, j)| (ea, eb, common.match_config(mix(gen_seed, &[j]))))
-        .collect();
-    // (the configurations come from `match_config`, which always has a limit per move)
-    let played = match crate::play::run_matches(&matches, common.threads()) {
-        Ok(p) => p,
-        Err(e) => panic!("fitness match: {e}"),
-    };
-    let results: Vec<(usize, usize, MatchResult)> = playable
+    let played = crate::play::run_matches(&matches, common.threads())?;
+    let results: Vec<(usize, usize, MatchResult)> = jobs
         .iter()
         .zip(played)
-        .map(|(&(a, b, ..), (r, _))| (a, b, r))
+        .map(|(&(a, b, _), (r, _))| (a, b, r))
         .collect();
     let mut points = vec![0.0; n];
     let mut games = vec![0.0; n];
@@ -95,21 +80,31 @@ pub fn match_fitness(
             games[b] += g;
         }
     }
-    points
+    Ok(points
         .iter()
         .zip(&games)
         .map(|(p, g)| if *g > 0.0 { p / g } else { 0.5 })
-        .collect()
+        .collect())
 }
 
 /// The fitness of genomes: `(space, reference, settings, generation, genomes)`; the match
 /// runner's [`match_fitness`], or a synthetic one in tests.
 pub trait Fitness:
-    Fn(&Space, &ParamSet, &RunSettings<GaSettings>, u64, &[Vec<i32>]) -> Vec<f64> + Sync + Send
+    Fn(&Space, &ParamSet, &RunSettings<GaSettings>, u64, &[Vec<i32>]) -> Result<Vec<f64>, TuneError>
+    + Sync
+    + Send
 {
 }
 
 impl<F> Fitness for F where
-    F: Fn(&Space, &ParamSet, &RunSettings<GaSettings>, u64, &[Vec<i32>]) -> Vec<f64> + Sync + Send
+    F: Fn(
+            &Space,
+            &ParamSet,
+            &RunSettings<GaSettings>,
+            u64,
+            &[Vec<i32>],
+        ) -> Result<Vec<f64>, TuneError>
+        + Sync
+        + Send
 {
 }

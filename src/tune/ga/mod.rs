@@ -317,7 +317,7 @@ impl<F: Fitness> Tuner for GaTuner<F> {
         }
         let st = ga_step(state, &self.genes, &self.p, seed, |g, pop| {
             (self.fitness)(&self.space, &self.start, &self.settings, g, pop)
-        });
+        })?;
         let best = state
             .best
             .as_ref()
@@ -383,7 +383,7 @@ impl<F: Fitness> GaTuner<F> {
                 // a generation number no generation uses: fresh openings
                 state.chosen = Some(final_pick(candidates, a.final_games, |g| {
                     (self.fitness)(&self.space, &self.start, &fs, u64::MAX - 1, g)
-                }));
+                })?);
             }
         }
         let Some(pick) = &state.chosen else {
@@ -486,13 +486,14 @@ mod tests {
         _: &RunSettings<GaSettings>,
         _: u64,
         pop: &[Vec<i32>],
-    ) -> Vec<f64> {
+    ) -> Result<Vec<f64>, TuneError> {
         let target: Vec<i32> = space
             .genes()
             .iter()
             .map(|g| g.clamp(g.value + 3 * g.step()))
             .collect();
-        pop.iter()
+        Ok(pop
+            .iter()
             .map(|v| {
                 let d: f64 = v
                     .iter()
@@ -501,7 +502,7 @@ mod tests {
                     .sum();
                 1.0 / (1.0 + d / 1000.0)
             })
-            .collect()
+            .collect())
     }
 
     fn without_time(log: &str) -> Vec<String> {
@@ -583,6 +584,41 @@ mod tests {
         assert!(full.dir.join("plots/fitness.png").exists());
         assert!(full.dir.join("plots/fitness.svg").exists());
         assert!(full.dir.join("config.json").exists());
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    /// A generation whose games fail (an engine that cannot start, a suite that cannot be
+    /// read) ends the run with that error, not a panic; the checkpoint is the last whole
+    /// generation, and a resumed run ends as an unbroken one.
+    #[test]
+    fn failed_games_stop_the_run_with_their_error() {
+        let out = std::env::temp_dir().join(format!("xqtune-ga-fail-{}", std::process::id()));
+        let a = args(&out);
+        let full = run_ga_with(&a, fitness, None).unwrap();
+        let failing =
+            |sp: &Space, r: &ParamSet, s: &RunSettings<GaSettings>, g: u64, p: &[Vec<i32>]| {
+                if g == 2 {
+                    Err(TuneError::Games(crate::play::MatchError::Config(
+                        "no engine".into(),
+                    )))
+                } else {
+                    fitness(sp, r, s, g, p)
+                }
+            };
+        let e = run_ga_with(&a, failing, None).unwrap_err().to_string();
+        assert_eq!(e, "tuning games: invalid match configuration: no engine");
+        let dir = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|d| d.unwrap().path())
+            .find(|d| *d != full.dir)
+            .unwrap();
+        let st: GaState = files::read_json(&dir.join("checkpoints/state.json")).unwrap();
+        assert_eq!(st.generation, 2);
+        let mut r = a.clone();
+        r.common.resume = Some(dir.clone());
+        let resumed = run_ga_with(&r, fitness, None).unwrap();
+        assert!(resumed.finished);
+        assert_eq!(full.best, resumed.best);
         std::fs::remove_dir_all(&out).unwrap();
     }
 

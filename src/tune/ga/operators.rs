@@ -238,21 +238,22 @@ fn tournament(fit: &[f64], k: usize, rng: &mut impl Rng) -> usize {
 }
 
 /// Evaluates the current population with `fitness(generation, genomes)`, records the best,
-/// then breeds the next generation. Deterministic in (state, seed).
-pub fn ga_step<F>(
+/// then breeds the next generation. Deterministic in (state, seed). A fitness error leaves
+/// `state` as it was.
+pub fn ga_step<F, E>(
     state: &mut GaState,
     genes: &[Gene],
     p: &GaConfig,
     seed: u64,
     fitness: F,
-) -> GenStats
+) -> Result<GenStats, E>
 where
-    F: FnOnce(u64, &[Vec<i32>]) -> Vec<f64>,
+    F: FnOnce(u64, &[Vec<i32>]) -> Result<Vec<f64>, E>,
 {
     let generation = state.generation;
     let groups = gene_groups(genes);
     let genomes: Vec<Vec<i32>> = state.population.iter().map(|i| i.genes.clone()).collect();
-    let fit_now = fitness(generation, &genomes);
+    let fit_now = fitness(generation, &genomes)?;
     for (ind, fv) in state.population.iter_mut().zip(&fit_now) {
         ind.fit_sum += fv;
         ind.evals += 1;
@@ -324,14 +325,14 @@ where
     state.population = next;
     state.generation += 1;
     let c = children.max(1) as f64;
-    GenStats {
+    Ok(GenStats {
         generation,
         best: f_max,
         mean: f_avg,
         worst: f_min,
         pc_mean: pc_sum / c,
         pm_mean: pm_sum / c,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -511,7 +512,7 @@ pub(crate) mod tests {
         let mut bests = vec![];
         for _ in 0..60 {
             let before = state.clone();
-            let st = ga_step(&mut state, &gs, &p, 5, &fit);
+            let st = ga_step(&mut state, &gs, &p, 5, |g, pop| Ok::<_, ()>(fit(g, pop))).unwrap();
             // the best genome of the evaluated generation is carried over unchanged
             let f1 = |g: &Vec<i32>| fit(0, std::slice::from_ref(g))[0];
             let best = before
@@ -550,7 +551,7 @@ pub(crate) mod tests {
                 chosen: None,
             };
             for _ in 0..10 {
-                ga_step(&mut s, &gs, &p, seed, &fit);
+                ga_step(&mut s, &gs, &p, seed, |g, pop| Ok::<_, ()>(fit(g, pop))).unwrap();
             }
             s
         };
