@@ -413,8 +413,7 @@ impl LearnTuner {
                 p.finished as u64,
                 format!("{}-{}-{}", p.live.wins, p.live.losses, p.live.draws),
             )
-        })
-        .map_err(|e| TuneError::Params(format!("gate: {e}")))?;
+        })?;
         bar.finish_and_clear();
         let journal = journal.into_inner().unwrap_or_else(|e| e.into_inner());
         if let Some(e) = journal.failure() {
