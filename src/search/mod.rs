@@ -45,7 +45,9 @@ use crate::core::{Color, Move, PieceType, Position, Repetition, Variant};
 use crate::eval::nnue::{AccumulatorStack, FeatureDelta, Network, Networks, delta_of};
 use crate::eval::{EvalParams, Partial, evaluate_for};
 use eval_cache::EvalCache;
-use ordering::{Heuristics, NO_CONT, ORDER_VALUE, ScoredMoves, StagedMoves, cont_row, piece_code};
+use ordering::{
+    Heuristics, NO_CONT, ORDER_VALUE, ScoredMoves, StagedMoves, cont_row, history_bonus, piece_code,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -1217,7 +1219,7 @@ impl Searcher {
             };
         }
         if best_score >= beta {
-            let bonus = (depth * depth).min(1200) * 16;
+            let bonus = history_bonus(&p, depth);
             let max = p.history_max.max(1);
             if !pos.is_capture(best_move) {
                 // The quiet move that cut off: killer, history and continuation bonus; the

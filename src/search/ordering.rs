@@ -7,6 +7,7 @@
 //! lazily by selection: a cut-off after the first move or two (the common case) never sorts
 //! the rest.
 
+use super::params::SearchParams;
 use crate::core::see;
 use crate::core::{Move, MoveList, Position};
 use std::mem::MaybeUninit;
@@ -38,6 +39,17 @@ pub const NO_CONT: usize = usize::MAX;
 /// The continuation table's own bound: entries are `i16` (the table is a few megabytes per
 /// thread), so gravity there stays below `i16::MAX` whatever `history_max` says.
 const CONT_MAX: i32 = 16_000;
+
+/// The history bonus of a cut-off at `depth` plies: `(quad * depth + linear) * depth - offset`,
+/// at most `cap` (the defaults, 16 d² up to 19,200, are the engine's original shape; Stockfish
+/// and Pikafish-HCE use a steeper one that starts below zero at depth 1). The malus of the
+/// moves tried before the cut-off is its negation.
+#[inline]
+pub fn history_bonus(p: &SearchParams, depth: i32) -> i32 {
+    let d = depth.max(0);
+    ((p.history_bonus_quad * d + p.history_bonus_linear) * d - p.history_bonus_offset)
+        .min(p.history_bonus_cap)
+}
 
 /// History gravity: `h += bonus - h * |bonus| / max` keeps values within `[-max, max]`
 /// and lets newer results outweigh old ones (Stockfish's `update_history`).
@@ -686,5 +698,26 @@ mod tests {
         let with_suffix =
             Move::new(Square(1), Square(20)).with_reveal(crate::core::PieceType::Rook);
         assert!(!is_legal_fast(&Position::startpos(), with_suffix));
+    }
+
+    /// The default bonus shape is the engine's original 16 d² up to 19,200; a Pikafish-shaped
+    /// set gives a malus at depth 1, grows with the depth and stops at its cap.
+    #[test]
+    fn history_bonus_shapes() {
+        let p = SearchParams::DEFAULT;
+        for d in 0..64 {
+            assert_eq!(history_bonus(&p, d), (d * d).min(1200) * 16, "depth {d}");
+        }
+        let steep = SearchParams {
+            history_bonus_quad: 18,
+            history_bonus_linear: 750,
+            history_bonus_offset: 1550,
+            history_bonus_cap: 7500,
+            ..SearchParams::DEFAULT
+        };
+        let got: Vec<i32> = [1, 2, 3, 6, 8, 9, 40]
+            .map(|d| history_bonus(&steep, d))
+            .into();
+        assert_eq!(got, [-782, 22, 862, 3598, 5602, 6658, 7500]);
     }
 }
