@@ -11,7 +11,8 @@
 //! - [`common`]: the flags and settings every tuner shares; [`files`]: JSON records, the CSV
 //!   log, exact floats; [`stop`]: Ctrl-C; [`verify`]: game pairs and the verification match
 //!   (Elo and SPRT come from `play::stats`).
-//! - [`plot`], [`export`]: figures and tables from a run.
+//! - [`plot`], [`export`]: figures and tables from a run; [`theta`]: an SPSA run's point as a
+//!   parameter file.
 
 pub mod adam;
 pub mod check;
@@ -30,6 +31,7 @@ pub mod space;
 pub mod spsa;
 pub mod stop;
 pub mod texel;
+pub mod theta;
 pub mod verify;
 
 use anyhow::{Context, Result, bail};
@@ -124,11 +126,16 @@ pub enum ParamsCommand {
         #[arg(long)]
         force: bool,
     },
+    /// Write the parameter file of an SPSA run's point θ after any finished iteration (default:
+    /// the latest), rounded as its games play it: to play a point before the run ends, or its
+    /// end before promoting it.
+    Theta(theta::ThetaArgs),
 }
 
 pub fn run_params(cmd: ParamsCommand) -> Result<()> {
     match cmd {
         ParamsCommand::Promote { best, to, force } => promote(&best, to, force),
+        ParamsCommand::Theta(a) => theta::run_theta(&a),
     }
 }
 
@@ -208,7 +215,8 @@ fn params_copies(
     if space == "engine" {
         bail!(
             "{} tunes an external engine: its values are in best.uci (setoption lines) and \
-             best.txt (parameter file), not a params/ file",
+             best.txt (parameter file), not a params/ file; where that engine is xqtune \
+             (`uci --tune-options`), `xqtune params theta` writes its params/search.json",
             dir.display()
         );
     }

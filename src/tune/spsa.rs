@@ -757,6 +757,56 @@ mod run_tests {
     }
 
     #[test]
+    fn params_theta_reads_a_search_run_back() {
+        let out = std::env::temp_dir().join(format!("xqtune-spsa-theta-{}", std::process::id()));
+        let a = T::parse_from([
+            "t",
+            "--space",
+            "search",
+            "--only",
+            "rfp_*,lmr_*",
+            "--iterations",
+            "6",
+            "--verify",
+            "none",
+            "--concurrency",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .a;
+        let part = run_spsa_with(&a, play, Some(4)).unwrap();
+        let theta = |n| super::super::theta::theta(&part.dir, n).unwrap();
+        // the latest point is the one a stopped run reports, as a whole search file
+        let sp = Space::new(
+            ParamSet::default_of(super::super::space::SpaceKind::Search),
+            "rfp_*,lmr_*",
+        )
+        .unwrap();
+        let latest = sp.apply(&part.best.clone().unwrap()).to_json_string();
+        let t = theta(None);
+        assert_eq!((t.iteration, t.finished, t.planned), (4, 4, Some(6)));
+        assert_eq!(t.file, latest);
+        assert_eq!(theta(Some(4)).file, latest);
+        assert_eq!(
+            theta(Some(0)).file,
+            ParamSet::default_of(super::super::space::SpaceKind::Search).to_json_string()
+        );
+        // each iteration's point is the run's θ then: a resumed run reaches the same end
+        let mut r = a.clone();
+        r.common.resume = Some(part.dir.clone());
+        let whole = run_spsa_with(&r, play, None).unwrap();
+        assert_eq!(
+            super::super::theta::theta(&whole.dir, Some(6))
+                .unwrap()
+                .file,
+            sp.apply(&whole.best.unwrap()).to_json_string()
+        );
+        assert_ne!(theta(Some(1)).file, theta(Some(0)).file);
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
     fn spsa_moves_toward_target_and_resumes_identically() {
         let out = std::env::temp_dir().join(format!("xqtune-spsa-{}", std::process::id()));
         let a = T::parse_from([
