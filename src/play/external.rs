@@ -8,6 +8,7 @@
 
 use super::game::{GoRequest, Player, PlayerError, Reply};
 use super::process::{EngineProcess, ProcessError, parse_options, split_command};
+use crate::search::MATE;
 use crate::uci::Protocol;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -216,23 +217,35 @@ impl ExternalPlayer {
     }
 }
 
-/// Score in centipawns from an `info` line (`score cp N`, `score mate N`, UCCI `score N`).
-fn parse_score(line: &str) -> Option<i32> {
+/// The score and depth of an `info` line that has a score: `score cp N`, `score mate N` (in
+/// moves, as UCI counts them; on the search's scale here, [`MATE`] less the plies to mate, so
+/// `mate 0`, mated now, is −MATE) or UCCI's `score N`, and the line's `depth` if it has one.
+fn parse_info(line: &str) -> Option<(i32, Option<u32>)> {
+    let (mut score, mut depth) = (None, None);
     let mut it = line.split_whitespace();
     while let Some(t) = it.next() {
-        if t == "score" {
-            let a = it.next()?;
-            return match a {
-                "cp" => it.next()?.parse().ok(),
-                "mate" => {
-                    let n: i32 = it.next()?.parse().ok()?;
-                    Some(if n >= 0 { 30_000 - n } else { -30_000 - n })
+        match t {
+            "depth" => depth = it.next().and_then(|d| d.parse().ok()),
+            "score" => {
+                score = match it.next()? {
+                    "cp" => it.next()?.parse().ok(),
+                    "mate" => {
+                        let n: i32 = it.next()?.parse().ok()?;
+                        Some(if n > 0 {
+                            MATE - (2 * n - 1)
+                        } else {
+                            -MATE - 2 * n
+                        })
+                    }
+                    other => other.parse().ok(),
                 }
-                other => other.parse().ok(),
-            };
+            }
+            // the rest of the line is moves or free text
+            "pv" | "string" => break,
+            _ => {}
         }
     }
-    None
+    score.map(|s| (s, depth))
 }
 
 impl Player for ExternalPlayer {
@@ -289,12 +302,12 @@ impl Player for ExternalPlayer {
         }
         // `position` and `go` in one write: the engine reads both at one wake-up.
         self.send(&format!("{position}\n{go}"))?;
-        let mut score = None;
+        let (mut score, mut depth) = (None, None);
         let line = self.wait_for(
             |line| {
                 if line.starts_with("info") {
-                    if let Some(s) = parse_score(line) {
-                        score = Some(s);
+                    if let Some((s, d)) = parse_info(line) {
+                        (score, depth) = (Some(s), d);
                     }
                     false
                 } else {
@@ -307,7 +320,7 @@ impl Player for ExternalPlayer {
             Some(m) if !line.starts_with("nobestmove") => m.to_string(),
             _ => Reply::NO_MOVE.to_string(),
         };
-        Ok(Reply { mv, score })
+        Ok(Reply { mv, score, depth })
     }
 
     fn reset(&mut self) {
@@ -320,17 +333,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scores_from_info_lines() {
+    fn scores_and_depths_from_info_lines() {
         assert_eq!(
-            parse_score("info depth 5 score cp -31 nodes 100 pv h2e2"),
-            Some(-31)
+            parse_info("info depth 5 seldepth 9 score cp -31 nodes 100 pv h2e2"),
+            Some((-31, Some(5)))
         );
+        // mate in moves becomes plies on the search's scale, and reads back as the same moves
+        for (line, score, depth, moves) in [
+            ("info depth 7 score mate 3 pv h2e2", 29_995, 7, 3),
+            ("info depth 1 score mate 1", 29_999, 1, 1),
+            ("info depth 6 score mate -2", -29_996, 6, -2),
+            ("info depth 0 score mate 0", -30_000, 0, 0),
+        ] {
+            assert_eq!(parse_info(line), Some((score, Some(depth))), "{line}");
+            assert_eq!(crate::search::mate_in(score), Some(moves), "{line}");
+        }
         assert_eq!(
-            parse_score("info depth 5 score mate 3 pv h2e2"),
-            Some(29_997)
+            parse_info("info score 42 depth 3 pv h2e2"),
+            Some((42, Some(3)))
         );
-        assert_eq!(parse_score("info depth 5 score mate -2"), Some(-29_998));
-        assert_eq!(parse_score("info depth 5 score 42 pv h2e2"), Some(42));
-        assert_eq!(parse_score("info string hello"), None);
+        assert_eq!(parse_info("info score cp 10 lowerbound"), Some((10, None)));
+        assert_eq!(parse_info("info depth 9 currmove h2e2"), None);
+        assert_eq!(parse_info("info string score cp 5 depth 3"), None);
+        assert_eq!(parse_info("info depth 3 pv h2e2 score cp 5"), None);
+        assert_eq!(parse_info("info depth 5 score cp x"), None);
     }
 }

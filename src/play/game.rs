@@ -34,12 +34,15 @@ impl fmt::Display for PlayerError {
     }
 }
 
-/// A player's answer: the move text as sent (checked by the referee) and its score in
-/// centipawns from the mover's side, if it gave one.
+/// A player's answer: the move text as sent (checked by the referee), its score in
+/// centipawns from the mover's side (mate scores on the search's scale, [`crate::search::MATE`]
+/// less the plies to mate) and the depth of the search it came from, where the player gave
+/// them.
 #[derive(Clone, Debug)]
 pub struct Reply {
     pub mv: String,
     pub score: Option<i32>,
+    pub depth: Option<u32>,
 }
 
 impl Reply {
@@ -276,6 +279,14 @@ pub struct GameRecord {
     pub moves: Vec<Move>,
     /// Scores (cp, mover's view) of the engine moves, if given.
     pub scores: Vec<Option<i32>>,
+    /// Search depths of the engine moves, if given (records from before they were kept have
+    /// none).
+    #[serde(default)]
+    pub depths: Vec<Option<u32>>,
+    /// Under a time control, the time each engine move took on the referee's clock, in ms
+    /// (empty without a clock: node and depth limits keep their records the same run to run).
+    #[serde(default)]
+    pub times_ms: Vec<u64>,
     pub result: GameResult,
     pub termination: Termination,
     /// Wall time of the game in ms.
@@ -459,33 +470,33 @@ fn referee(
 ) -> GameRecord {
     let [red, black] = players;
     let mut players: [&mut dyn Player; 2] = [red, black];
-    let mut scores: Vec<Option<i32>> = Vec::new();
+    let mut notes = MoveNotes::default();
     let mut clocks = settings.limits.tc.map(|tc| [tc.base_ms, tc.base_ms]);
     let game_started = Instant::now();
 
-    let finish = |result: GameResult,
-                  termination: Termination,
-                  board: &dyn Board,
-                  scores: Vec<Option<i32>>| {
-        let b = board.record();
-        GameRecord {
-            index,
-            red: seats[0].name.clone(),
-            black: seats[1].name.clone(),
-            red_hash: seats[0].hash.clone(),
-            black_hash: seats[1].hash.clone(),
-            a_is_red,
-            opening_fen: b.opening_fen,
-            opening_moves: b.opening_moves,
-            start_fen: b.start_fen,
-            moves: b.moves,
-            scores,
-            result,
-            termination,
-            duration_ms: game_started.elapsed().as_millis() as u64,
-            deal_seed: b.deal_seed,
-        }
-    };
+    let finish =
+        |result: GameResult, termination: Termination, board: &dyn Board, notes: MoveNotes| {
+            let b = board.record();
+            GameRecord {
+                index,
+                red: seats[0].name.clone(),
+                black: seats[1].name.clone(),
+                red_hash: seats[0].hash.clone(),
+                black_hash: seats[1].hash.clone(),
+                a_is_red,
+                opening_fen: b.opening_fen,
+                opening_moves: b.opening_moves,
+                start_fen: b.start_fen,
+                moves: b.moves,
+                scores: notes.scores,
+                depths: notes.depths,
+                times_ms: notes.times_ms,
+                result,
+                termination,
+                duration_ms: game_started.elapsed().as_millis() as u64,
+                deal_seed: b.deal_seed,
+            }
+        };
 
     for (i, p) in players.iter_mut().enumerate() {
         if let Err(e) = p.new_game() {
@@ -498,7 +509,7 @@ fn referee(
                     message: e.to_string(),
                 },
                 &board,
-                scores,
+                notes,
             );
         }
     }
@@ -511,18 +522,18 @@ fn referee(
                     reason: o.reason.to_string(),
                 },
                 &board,
-                scores,
+                notes,
             );
         }
         if board.engine_plies() >= settings.max_plies {
-            return finish(GameResult::Draw, Termination::MaxPlies, &board, scores);
+            return finish(GameResult::Draw, Termination::MaxPlies, &board, notes);
         }
         let us = board.truth().side_to_move();
         let player = &mut players[us.index()];
         let req = board.request(us, &settings.limits, clocks);
-        let reply = match ask_move(&mut **player, &req, us, settings, &mut clocks) {
+        let (reply, elapsed_ms) = match ask_move(&mut **player, &req, us, settings, &mut clocks) {
             Ok(r) => r,
-            Err((r, t)) => return finish(r, t, &board, scores),
+            Err((r, t)) => return finish(r, t, &board, notes),
         };
         if reply.is_no_move() {
             // The rules found legal moves (no outcome above), so no move means giving up.
@@ -530,7 +541,7 @@ fn referee(
                 GameResult::win_for(us.flip()),
                 Termination::Resign { loser: us.into() },
                 &board,
-                scores,
+                notes,
             );
         }
         if !board.play(&reply.mv) {
@@ -540,25 +551,37 @@ fn referee(
                 loser: us.into(),
                 mv: reply.mv,
             };
-            return finish(GameResult::win_for(us.flip()), termination, &board, scores);
+            return finish(GameResult::win_for(us.flip()), termination, &board, notes);
         }
-        scores.push(reply.score);
-        if let Some((r, t)) = adjudicate(&settings.adjudication, &scores, board.truth()) {
-            return finish(r, t, &board, scores);
+        notes.scores.push(reply.score);
+        notes.depths.push(reply.depth);
+        if clocks.is_some() {
+            notes.times_ms.push(elapsed_ms);
+        }
+        if let Some((r, t)) = adjudicate(&settings.adjudication, &notes.scores, board.truth()) {
+            return finish(r, t, &board, notes);
         }
     }
 }
 
-/// Asks `player` for its move in `req` and keeps the clocks. A crash, a hang or a move past the
-/// clock (plus the grace margin) forfeits the game for `us`: `Err` then holds the result and
-/// termination to record.
+/// What the referee notes of each engine move besides the move (see [`GameRecord`]).
+#[derive(Default)]
+struct MoveNotes {
+    scores: Vec<Option<i32>>,
+    depths: Vec<Option<u32>>,
+    times_ms: Vec<u64>,
+}
+
+/// Asks `player` for its move in `req` and keeps the clocks; returns the reply and the time
+/// it took in ms. A crash, a hang or a move past the clock (plus the grace margin) forfeits the
+/// game for `us`: `Err` then holds the result and termination to record.
 fn ask_move(
     player: &mut dyn Player,
     req: &GoRequest,
     us: Color,
     settings: &GameSettings,
     clocks: &mut Option<[u64; 2]>,
-) -> Result<Reply, (GameResult, Termination)> {
+) -> Result<(Reply, u64), (GameResult, Termination)> {
     let started = Instant::now();
     let reply = player.go(req);
     let elapsed = started.elapsed().as_millis() as u64;
@@ -583,7 +606,7 @@ fn ask_move(
         }
         c[us.index()] = left.saturating_sub(elapsed) + tc.inc_ms;
     }
-    Ok(reply)
+    Ok((reply, elapsed))
 }
 
 /// Two-sided score adjudication over the engine moves so far. `scores[i]` is from the mover's
@@ -713,6 +736,7 @@ impl Player for InProcessPlayer {
         Ok(Reply {
             mv: r.best_move.to_string(),
             score: Some(r.score),
+            depth: Some(r.depth),
         })
     }
 }

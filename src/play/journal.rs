@@ -144,6 +144,8 @@ mod tests {
             start_fen: "fen".into(),
             moves: vec![],
             scores: vec![],
+            depths: vec![],
+            times_ms: vec![],
             result: GameResult::Draw,
             termination: Termination::MaxPlies,
             duration_ms: 5,

@@ -133,9 +133,33 @@ pub(super) fn search_job(
     Box::new(move || {
         let mut s = searcher.lock().unwrap_or_else(|e| e.into_inner());
         let mut info = InfoLines::new(out);
+        let mut last: Option<SearchInfo> = None;
         let result = s.search_keep_stop(&pos, &limits, &mut |i: &SearchInfo| {
             info.push(&info_line(i, protocol));
+            last = Some(i.clone());
         });
+        // A search stopped inside an iteration may play a move that beat the last complete
+        // iteration's, or one found before any iteration completed: one more line gives the
+        // score and line of the move played, as Stockfish's final line does, so a GUI or
+        // referee reads the score of that move.
+        let stale = last
+            .as_ref()
+            .is_none_or(|l| l.pv.first() != Some(&result.best_move) || l.score != result.score);
+        if stale && !result.best_move.is_null() {
+            let l = last.unwrap_or_else(|| SearchInfo {
+                depth: result.depth,
+                ..Default::default()
+            });
+            let line = SearchInfo {
+                score: result.score,
+                mate_in: crate::search::mate_in(result.score),
+                nodes: s.nodes(),
+                time_ms: info.started.elapsed().as_millis() as u64,
+                pv: result.pv.clone(),
+                ..l
+            };
+            info.push(&info_line(&line, protocol));
+        }
         drop(s);
         if limits.infinite {
             info.flush();
