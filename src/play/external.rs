@@ -8,7 +8,7 @@
 
 use super::game::{GoRequest, Player, PlayerError, Reply};
 use super::process::{EngineProcess, ProcessError, parse_options, split_command};
-use crate::search::MATE;
+use crate::search::mate_score;
 use crate::uci::Protocol;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -218,8 +218,8 @@ impl ExternalPlayer {
 }
 
 /// The score and depth of an `info` line that has a score: `score cp N`, `score mate N` (in
-/// moves, as UCI counts them; on the search's scale here, [`MATE`] less the plies to mate, so
-/// `mate 0`, mated now, is −MATE) or UCCI's `score N`, and the line's `depth` if it has one.
+/// moves, as UCI counts them; on the search's scale here, see [`mate_score`]) or UCCI's
+/// `score N`, and the line's `depth` if it has one.
 fn parse_info(line: &str) -> Option<(i32, Option<u32>)> {
     let (mut score, mut depth) = (None, None);
     let mut it = line.split_whitespace();
@@ -229,14 +229,7 @@ fn parse_info(line: &str) -> Option<(i32, Option<u32>)> {
             "score" => {
                 score = match it.next()? {
                     "cp" => it.next()?.parse().ok(),
-                    "mate" => {
-                        let n: i32 = it.next()?.parse().ok()?;
-                        Some(if n > 0 {
-                            MATE - (2 * n - 1)
-                        } else {
-                            -MATE - 2 * n
-                        })
-                    }
+                    "mate" => Some(mate_score(it.next()?.parse().ok()?)),
                     other => other.parse().ok(),
                 }
             }

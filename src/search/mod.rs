@@ -38,7 +38,7 @@ pub mod tt;
 pub use chance::ChanceMode;
 pub use limits::{SearchLimits, Skill};
 pub use params::{DEFAULT_SEARCH_JSON, EngineOptions, SearchParams};
-pub use report::{SearchInfo, SearchResult, mate_in};
+pub use report::{SearchInfo, SearchResult, mate_in, mate_score};
 
 use crate::core::see;
 use crate::core::{Color, Move, PieceType, Position, Repetition, Variant};

@@ -31,6 +31,16 @@ pub struct SearchResult {
     pub pv: Vec<Move>,
 }
 
+/// The score of UCI's "mate in `moves`" (the inverse of [`mate_in`]): MATE less the plies to
+/// mate, so `mate 0`, mated now, is −MATE.
+pub fn mate_score(moves: i32) -> i32 {
+    if moves > 0 {
+        MATE - (2 * moves - 1)
+    } else {
+        -MATE - 2 * moves
+    }
+}
+
 /// Converts a score to UCI's "mate in moves" when it is a mate score.
 pub fn mate_in(score: i32) -> Option<i32> {
     if score >= MATE_BOUND {
