@@ -70,7 +70,7 @@ fn divide_prints_one_line_per_root_move_and_they_sum_to_the_total() {
 
 #[test]
 fn bad_arguments_fail_with_a_clear_message() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 19] = [
         (&["perft", "--depth", "0"], "depth"),
         (&["perft", "--depth", "abc"], "depth"),
         (&["perft"], "--depth"),
@@ -89,6 +89,34 @@ fn bad_arguments_fail_with_a_clear_message() {
         (
             &["--search-params", "params/search.json", "bench", "1"],
             "--search-params before the subcommand",
+        ),
+        // Counts and rates that mean nothing are refused before a run folder is made.
+        (&["match", "--nodes", "0"], "--nodes"),
+        (&["match", "--depth", "0"], "--depth"),
+        (&["match", "--movetime", "0"], "--movetime"),
+        (&["datagen", "--nodes", "0"], "--nodes"),
+        (&["tune", "spsa", "--iterations", "0"], "--iterations"),
+        (&["tune", "spsa", "--games", "3"], "pairs"),
+        (&["tune", "spsa", "--lr", "nan"], "--lr"),
+        (&["tune", "spsa", "--verify-games", "1"], "--verify-games"),
+        (&["tune", "ga", "--generations", "0"], "--generations"),
+        (&["tune", "ga", "--population", "1"], "--population"),
+        (
+            &["tune", "ga", "--elite", "10"],
+            "--elite 10 must be less than --population 10",
+        ),
+        (
+            &[
+                "tune",
+                "nnue",
+                "--data",
+                "datasets/ccpd-quiet.epd.gz",
+                "--lambda",
+                "0",
+                "--lr",
+                "inf",
+            ],
+            "--lr must be a positive number",
         ),
     ];
     for (args, needle) in cases {

@@ -244,16 +244,16 @@ pub struct MatchArgs {
 #[derive(clap::Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct GameArgs {
     /// Nodes per move (the default limit when no other is given: 5000).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub nodes: Option<u64>,
     /// Depth per move.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub depth: Option<u32>,
     /// Time control `base+inc` in seconds, e.g. `10+0.1`.
     #[arg(long)]
     pub tc: Option<String>,
     /// Fixed time per move in ms.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub movetime: Option<u64>,
     /// Games played at once (default: all cores).
     #[arg(long, default_value_t = 0)]

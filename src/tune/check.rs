@@ -62,7 +62,7 @@ pub struct OptionsCheckArgs {
     #[arg(long, default_value = "")]
     pub only: String,
     /// Nodes per search.
-    #[arg(long, default_value_t = CHECK_NODES)]
+    #[arg(long, default_value_t = CHECK_NODES, value_parser = clap::value_parser!(u64).range(1..))]
     pub nodes: u64,
 }
 

@@ -42,10 +42,10 @@ pub struct CommonArgs {
     #[arg(long)]
     pub resume: Option<PathBuf>,
     /// Nodes per move in every game (tuning and verification).
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     pub nodes: u64,
     /// Fixed depth per move instead of nodes (tests, quick checks).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub depth: Option<u32>,
     /// Games longer than this are adjudicated by the runner.
     #[arg(long, default_value_t = 300)]
@@ -58,7 +58,7 @@ pub struct CommonArgs {
     #[arg(long, value_enum)]
     pub verify: Option<VerifyMode>,
     /// Most games of the verification match [default: 200].
-    #[arg(long)]
+    #[arg(long, value_parser = crate::util::flags::game_pairs)]
     pub verify_games: Option<usize>,
     /// SPRT hypotheses in Elo (H0: elo0, H1: elo1) [default: 0 and 10].
     #[arg(long, allow_negative_numbers = true)]

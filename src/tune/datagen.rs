@@ -56,10 +56,10 @@ pub struct DatagenArgs {
     #[arg(long, default_value_t = 200)]
     pub games: u64,
     /// Nodes per move.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     pub nodes: u64,
     /// Fixed depth per move instead of nodes.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub depth: Option<u32>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

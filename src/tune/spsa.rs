@@ -18,7 +18,7 @@ use crate::play::MatchResult;
 use crate::play::game::GameRecord;
 use crate::play::pgn::{PgnHeader, game_pgn};
 use crate::play::stats::score_to_finite_elo;
-use crate::util::mix;
+use crate::util::{flags, mix};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -30,27 +30,27 @@ pub struct SpsaArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Iterations: each plays --games games and moves θ once.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     pub iterations: u64,
     /// Games per iteration (pairs of θ+ against θ−, colours swapped). The schedule counts game
     /// pairs, as fishtest's does, so 2000 iterations of 2 games and 125 of 32 spend the same
     /// games on the same schedule; only the games of one iteration run at the same time.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = flags::game_pairs)]
     pub games: usize,
     /// c_end in units of each parameter's step.
-    #[arg(long, default_value_t = crate::tunable::SPSA_C_END_STEPS)]
+    #[arg(long, default_value_t = crate::tunable::SPSA_C_END_STEPS, value_parser = flags::positive)]
     pub c_end: f64,
     /// Movement per unit of match result at the last pair, in steps of each parameter
     /// (r_end = lr / c_end, c_end in steps; fishtest's usual r_end = 0.002 at c_end 2 is lr
     /// 0.004). The random walk grows with the run: long runs take less (docs/tuning.md).
-    #[arg(long, default_value_t = crate::tunable::SPSA_LR)]
+    #[arg(long, default_value_t = crate::tunable::SPSA_LR, value_parser = flags::positive)]
     pub lr: f64,
     /// A as a fraction of the iterations.
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.1, value_parser = flags::non_negative)]
     pub a_ratio: f64,
-    #[arg(long, default_value_t = 0.602)]
+    #[arg(long, default_value_t = 0.602, value_parser = flags::positive)]
     pub alpha: f64,
-    #[arg(long, default_value_t = 0.101)]
+    #[arg(long, default_value_t = 0.101, value_parser = flags::positive)]
     pub gamma: f64,
     /// Keep every game: `games/iteration-NNNNN.pgn` in the run folder, one file per iteration.
     #[arg(long)]

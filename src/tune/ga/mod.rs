@@ -66,12 +66,12 @@ pub struct GaArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Individuals per generation.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..))]
     pub population: usize,
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub generations: u64,
     /// Games per individual and generation (played as pairs with shared openings).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = crate::util::flags::game_pairs)]
     pub games: usize,
     #[arg(long, value_enum, default_value = "reference")]
     pub fitness: FitnessMode,
@@ -79,7 +79,7 @@ pub struct GaArgs {
     #[arg(long, default_value_t = 2)]
     pub elite: usize,
     /// Tournament size for parent selection.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub tournament: usize,
     /// Crossover probability for individuals at or below the mean (k1 = k3 of Srinivas-Patnaik).
     #[arg(long, default_value_t = 0.9, value_parser = probability)]
@@ -88,15 +88,15 @@ pub struct GaArgs {
     #[arg(long, default_value_t = 0.1, value_parser = probability)]
     pub mutation_rate: f64,
     /// Mutation standard deviation in units of each parameter's step.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = crate::util::flags::non_negative)]
     pub mutation_scale: f64,
     #[arg(long, value_enum, default_value = "mixed")]
     pub crossover: CrossoverKind,
     /// α of blend crossover.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = crate::util::flags::non_negative)]
     pub blend_alpha: f64,
     /// Spread of the initial population around the start, in steps.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, value_parser = crate::util::flags::non_negative)]
     pub init_sigma: f64,
     /// Share of mutations that move a whole group together: one rank of a position table (both
     /// phases), or the middlegame and endgame halves of a tapered value. Tables then change
@@ -109,7 +109,7 @@ pub struct GaArgs {
     pub final_candidates: usize,
     /// Games per candidate in that final selection, on openings no generation used (the fitness
     /// that selected them is biased upwards: the winner's curse).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = crate::util::flags::game_pairs)]
     pub final_games: usize,
 }
 
@@ -422,6 +422,13 @@ pub fn run_ga_with(
     fitness: impl Fitness,
     max_steps: Option<u64>,
 ) -> Result<RunOutcome, TuneError> {
+    if args.common.resume.is_none() && args.elite >= args.population {
+        return Err(TuneError::Params(format!(
+            "--elite {} must be less than --population {}: the elite is copied into the next \
+             generation beside at least one new individual",
+            args.elite, args.population
+        )));
+    }
     if args.common.resume.is_none()
         && args.fitness == FitnessMode::RoundRobin
         && !args.common.engine.opponent.is_empty()

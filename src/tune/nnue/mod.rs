@@ -276,6 +276,24 @@ impl NnueSettings {
         if self.epochs == 0 || self.batch_size == 0 {
             return bad("--epochs and --batch-size must be at least 1".into());
         }
+        for (flag, v) in [
+            ("--lr", self.lr),
+            ("--final-lr", self.final_lr),
+            ("--lr-gamma", self.lr_gamma),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return bad(format!("{flag} must be a positive number, not {v}"));
+            }
+        }
+        if !(self.weight_decay.is_finite() && self.weight_decay >= 0.0) {
+            return bad(format!(
+                "--weight-decay must be 0 or a positive number, not {}",
+                self.weight_decay
+            ));
+        }
+        if self.lr_step == 0 {
+            return bad("--lr-step must be at least 1 epoch".into());
+        }
         Ok(())
     }
 
