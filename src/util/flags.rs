@@ -10,7 +10,7 @@ pub fn game_pairs(s: &str) -> Result<usize, String> {
         .trim()
         .parse()
         .map_err(|_| format!("'{s}' is not a number of games"))?;
-    if n < 2 || n % 2 != 0 {
+    if n < 2 || !n.is_multiple_of(2) {
         return Err(format!(
             "{n}: the games are played in pairs with colours swapped, so the number must be \
              even and at least 2"
