@@ -1,5 +1,6 @@
 //! Value parsers for command-line flags whose type alone admits values that mean nothing: a
-//! count of game pairs given as an odd number, a rate that is not a finite positive number.
+//! count of game pairs given as an odd number, a rate that is not a finite positive number, a
+//! probability outside [0, 1].
 //! Clap reports a parser's message with the flag's name (`invalid value '3' for '--games
 //! <GAMES>': ...`), so a bad value stops the command before anything runs, instead of being
 //! rounded or carried into a run (an SPSA with `--lr nan` moved every parameter to NaN).
@@ -39,6 +40,16 @@ pub fn non_negative(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A probability: a number in [0, 1], refused otherwise (not clamped).
+pub fn probability(s: &str) -> Result<f64, String> {
+    let v = number(s)?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a probability in [0, 1]"))
+    }
+}
+
 fn number(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
@@ -73,6 +84,10 @@ mod tests {
         }
         for bad in ["-0.1", "NaN", "infinity"] {
             assert!(non_negative(bad).is_err(), "{bad}");
+        }
+        assert_eq!(probability("1"), Ok(1.0));
+        for bad in ["1.01", "-0.5", "nan", "x"] {
+            assert!(probability(bad).is_err(), "{bad}");
         }
     }
 }

@@ -34,6 +34,7 @@ use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
 use super::stop::install_ctrlc;
 use crate::play::stats::score_to_finite_elo;
+use crate::util::flags;
 use final_selection::{FinalPick, final_candidates, final_pick};
 use fitness::{Fitness, match_fitness};
 use operators::{GaConfig, ga_step, initial_population};
@@ -71,7 +72,7 @@ pub struct GaArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub generations: u64,
     /// Games per individual and generation (played as pairs with shared openings).
-    #[arg(long, default_value_t = 16, value_parser = crate::util::flags::game_pairs)]
+    #[arg(long, default_value_t = 16, value_parser = flags::game_pairs)]
     pub games: usize,
     #[arg(long, value_enum, default_value = "reference")]
     pub fitness: FitnessMode,
@@ -82,26 +83,26 @@ pub struct GaArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub tournament: usize,
     /// Crossover probability for individuals at or below the mean (k1 = k3 of Srinivas-Patnaik).
-    #[arg(long, default_value_t = 0.9, value_parser = probability)]
+    #[arg(long, default_value_t = 0.9, value_parser = flags::probability)]
     pub crossover_rate: f64,
     /// Per-gene mutation probability at or below the mean (k2 = k4).
-    #[arg(long, default_value_t = 0.1, value_parser = probability)]
+    #[arg(long, default_value_t = 0.1, value_parser = flags::probability)]
     pub mutation_rate: f64,
     /// Mutation standard deviation in units of each parameter's step.
-    #[arg(long, default_value_t = 1.0, value_parser = crate::util::flags::non_negative)]
+    #[arg(long, default_value_t = 1.0, value_parser = flags::non_negative)]
     pub mutation_scale: f64,
     #[arg(long, value_enum, default_value = "mixed")]
     pub crossover: CrossoverKind,
     /// α of blend crossover.
-    #[arg(long, default_value_t = 0.5, value_parser = crate::util::flags::non_negative)]
+    #[arg(long, default_value_t = 0.5, value_parser = flags::non_negative)]
     pub blend_alpha: f64,
     /// Spread of the initial population around the start, in steps.
-    #[arg(long, default_value_t = 2.0, value_parser = crate::util::flags::non_negative)]
+    #[arg(long, default_value_t = 2.0, value_parser = flags::non_negative)]
     pub init_sigma: f64,
     /// Share of mutations that move a whole group together: one rank of a position table (both
     /// phases), or the middlegame and endgame halves of a tapered value. Tables then change
     /// shape smoothly instead of square by square; 0 mutates every gene on its own.
-    #[arg(long, default_value_t = 0.5, value_parser = probability)]
+    #[arg(long, default_value_t = 0.5, value_parser = flags::probability)]
     pub group_rate: f64,
     /// Candidates re-evaluated after the last generation (the fittest distinct individuals and
     /// the centroid of the better half) before one is named best; 0 names the fittest as is.
@@ -109,7 +110,7 @@ pub struct GaArgs {
     pub final_candidates: usize,
     /// Games per candidate in that final selection, on openings no generation used (the fitness
     /// that selected them is biased upwards: the winner's curse).
-    #[arg(long, default_value_t = 64, value_parser = crate::util::flags::game_pairs)]
+    #[arg(long, default_value_t = 64, value_parser = flags::game_pairs)]
     pub final_games: usize,
 }
 
@@ -157,19 +158,6 @@ impl From<&GaArgs> for GaSettings {
             final_candidates: a.final_candidates,
             final_games: a.final_games,
         }
-    }
-}
-
-/// A command-line probability: a number in [0, 1], refused otherwise (not clamped).
-fn probability(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number"))?;
-    if (0.0..=1.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("{v} is not a probability in [0, 1]"))
     }
 }
 
