@@ -350,6 +350,55 @@ fn probcut_is_tried_from_its_minimum_depth_and_cuts() {
     assert_eq!((tries_off, cuts_off, nodes_off), (0, 0, nodes_above));
 }
 
+/// The two pruning switches that are off by default, `tt_eval` (the table's score as the
+/// node's evaluation for its pruning rules) and `cont_prune_max_depth` (quiet moves with a bad
+/// continuation history pruned): each turned on searches a different tree on the bench's
+/// middlegames, the same one again on a second run, and still finds the mate in three whose
+/// first move is quiet at its exact distance; off they leave the default tree alone.
+#[test]
+fn tt_eval_and_continuation_pruning_switch_on_and_off() {
+    let run = |params: SearchParams| {
+        let mut s = Searcher::new(Arc::new(EvalParams::default()), params, 4);
+        let positions = xqtune::bench::bench_positions().unwrap();
+        let mut nodes = 0;
+        let mut moves = Vec::new();
+        for pos in positions.iter().skip(8).take(6) {
+            s.new_game();
+            let r = s.search(pos, &depth(8), &mut |_| {});
+            assert!(pos.legal_moves().contains(r.best_move), "{pos:?}");
+            nodes += r.nodes;
+            moves.push(r.best_move);
+        }
+        let mate = Position::from_fen("3k5/4a4/9/9/9/9/9/9/9/4KR3 w - - 0 1").unwrap();
+        s.new_game();
+        let r = s.search(&mate, &depth(10), &mut |_| {});
+        assert_eq!(mate_in(r.score), Some(3), "{params:?}");
+        (nodes, moves)
+    };
+    let off = run(SearchParams::default());
+    let explicit_off = run(SearchParams {
+        tt_eval: 0,
+        cont_prune_max_depth: 0,
+        ..SearchParams::default()
+    });
+    assert_eq!(off, explicit_off);
+    for on in [
+        SearchParams {
+            tt_eval: 1,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            cont_prune_max_depth: 8,
+            cont_prune_margin: 100,
+            ..SearchParams::default()
+        },
+    ] {
+        let first = run(on);
+        assert_ne!(first.0, off.0, "{on:?} searched the default tree");
+        assert_eq!(run(on), first);
+    }
+}
+
 /// `shuffle_divisor` damps the evaluation as the no-capture counter runs on: off (0, the
 /// default) the counter changes nothing; at 200, red a rook up scores about half as much with
 /// 100 plies on the counter as with none (the search does not reach the draw by the limit

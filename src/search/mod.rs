@@ -870,19 +870,37 @@ impl Searcher {
         };
         self.eval_stack[ply] = static_eval;
         let improving = !in_check && ply >= 2 && static_eval > self.eval_stack[ply - 2];
+        // The table's score as a better evaluation for the node's pruning rules (Stockfish,
+        // Pikafish): a bound that lies on the side it bounds. The move loop's futility keeps
+        // the static evaluation.
+        let eval = match hit {
+            Some(h)
+                if p.tt_eval != 0
+                    && !in_check
+                    && h.score.abs() < MATE_BOUND
+                    && (if h.score > static_eval {
+                        h.bound != Bound::Upper
+                    } else {
+                        h.bound != Bound::Lower
+                    }) =>
+            {
+                h.score
+            }
+            _ => static_eval,
+        };
 
         if !pv_node && !in_check && excluded.is_null() {
             // Reverse futility pruning: far above beta at low depth, assume a cut-off.
             if depth <= p.rfp_max_depth
                 && beta.abs() < MATE_BOUND
-                && static_eval - p.rfp_margin * (depth - improving as i32) >= beta
+                && eval - p.rfp_margin * (depth - improving as i32) >= beta
             {
-                return static_eval;
+                return eval;
             }
             // Razoring: far below alpha, check with quiescence whether anything can rescue.
             if depth <= p.razor_max_depth
                 && alpha.abs() < MATE_BOUND
-                && static_eval + p.razor_margin * depth < alpha
+                && eval + p.razor_margin * depth < alpha
             {
                 let v = self.qsearch(pos, alpha, alpha + 1, ply);
                 if self.stopped {
@@ -895,14 +913,14 @@ impl Searcher {
             // Null-move pruning (Donninger), not twice in a row, with the zugzwang guard.
             let last_null = pos.history().last().is_some_and(|s| s.mv.is_null());
             if depth >= p.nmp_min_depth
-                && static_eval >= beta
+                && eval >= beta
                 && !last_null
                 && beta > -MATE_BOUND
                 && has_null_material(pos, pos.side_to_move())
             {
                 let r = p.nmp_base_reduction
                     + depth / p.nmp_depth_divisor.max(1)
-                    + ((static_eval - beta) / p.nmp_eval_divisor.max(1)).min(3);
+                    + ((eval - beta) / p.nmp_eval_divisor.max(1)).min(3);
                 self.cont_stack[ply] = NO_CONT;
                 self.stats.null_tries += 1;
                 self.make_null(pos);
@@ -1098,6 +1116,20 @@ impl Searcher {
                     && depth <= p.see_prune_max_depth
                     && pos.variant() == Variant::Xiangqi;
                 let mut see_loses = false;
+                // Pruning by continuation history (Stockfish, Pikafish): a quiet move that
+                // has kept failing after these last two moves, where its reduced depth is
+                // small. As for a losing exchange, a move that may give check is played first.
+                let mut cont_fails = false;
+                if prunable && p.cont_prune_max_depth > 0 {
+                    let r = self.lmr[depth.min(63) as usize][(searched as usize + 1).min(63)];
+                    let lmr_depth = (depth - 1 - r).max(0);
+                    cont_fails = lmr_depth < p.cont_prune_max_depth
+                        && self.heur.cont_score(ctx, code, m.to().index())
+                            < -p.cont_prune_margin * (depth - 1);
+                    if cont_fails && !pos.may_give_check(m, check_zone) {
+                        continue;
+                    }
+                }
                 if see_prunable {
                     if capture {
                         if !pos.see_ge(m, -p.see_capture_margin * depth) {
@@ -1124,7 +1156,7 @@ impl Searcher {
                 self.cont_stack[ply] = cont_row(code, m.to().index());
                 self.make(pos, m);
                 let gives_check = pos.in_check();
-                if see_loses && !gives_check {
+                if (see_loses || cont_fails) && !gives_check {
                     self.unmake(pos);
                     continue;
                 }

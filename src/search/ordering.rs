@@ -128,6 +128,17 @@ impl Heuristics {
         s
     }
 
+    /// The two continuation histories of a quiet move alone (without its plain history):
+    /// what the pruning by continuation history reads.
+    #[inline(always)]
+    pub fn cont_score(&self, ctx: [usize; 2], code: u8, to: usize) -> i32 {
+        let i = code as usize * 90 + to;
+        ctx.iter()
+            .filter(|&&row| row != NO_CONT)
+            .map(|&row| self.cont[row + i] as i32)
+            .sum()
+    }
+
     #[inline]
     pub fn history_of(&self, pos: &Position, m: Move, ctx: [usize; 2]) -> i32 {
         let code = piece_code(pos, m.from().index());
@@ -622,7 +633,7 @@ mod tests {
 
     /// Continuation and capture histories move the way the bonuses say, stay inside their
     /// bounds under any run of updates, and score a quiet move by history plus both
-    /// continuations (a missing context adds nothing).
+    /// continuations (a missing context adds nothing), its continuation part alone too.
     #[test]
     fn histories_follow_bonuses_within_bounds() {
         let pos = Position::startpos();
@@ -635,6 +646,10 @@ mod tests {
         heur.update_cont(prev, code, to, 3000, 16384);
         heur.update_history(code, to, 1000, 16384);
         assert_eq!(heur.quiet_score(prev, code, to), 1000 + 3000 + 3000);
+        // The continuation part alone, as the pruning by continuation history reads it.
+        assert_eq!(heur.cont_score(prev, code, to), 3000 + 3000);
+        assert_eq!(heur.cont_score([NO_CONT, prev[1]], code, to), 3000);
+        assert_eq!(heur.cont_score([NO_CONT; 2], code, to), 0);
         assert_eq!(heur.quiet_score([prev[0], NO_CONT], code, to), 4000);
         assert_eq!(heur.quiet_score([NO_CONT; 2], code, to), 1000);
         // Another previous move has its own row.

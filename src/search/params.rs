@@ -12,7 +12,10 @@
 //! by searches with a clock: tune them with timed games (`--only 'tm_*'`), not node-limited ones.
 //! `probcut_min_depth` 0 turns ProbCut off (the default until an SPRT passes), and
 //! `see_prune_max_depth` 0 the pruning by static exchange (Xiangqi only, as the exchange is), and
-//! `see_bad_captures_last` 0 the ordering of losing captures after the quiet moves.
+//! `see_bad_captures_last` 0 the ordering of losing captures after the quiet moves; `tt_eval` 0
+//! keeps the table's score out of the node's pruning rules, and `cont_prune_max_depth` 0 turns off
+//! the pruning of quiet moves by continuation history (both off by default: their measurements
+//! are in `docs/measurements.md`).
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
@@ -153,6 +156,9 @@ search_params! {
     see_quiet_linear: 30 in 0..=200 step 5,
     see_bad_capture_percent: 60 in 0..=100 step 5,
     see_bad_captures_last: 0 in 0..=1 step 1,
+    tt_eval: 0 in 0..=1 step 1,
+    cont_prune_max_depth: 0 in 0..=12 step 1,
+    cont_prune_margin: 400 in 0..=4000 step 100,
 }
 
 /// The declaration in the params file format (a test keeps it equal to the declaration).
