@@ -382,7 +382,9 @@ impl Searcher {
             n.stack.reset(&n.net, &pos);
             self.nnue_on = true;
         }
-        let mut tm = TimeManager::new(limits, &self.params, start);
+        let game_ply =
+            2 * pos.fullmove().saturating_sub(1) + u32::from(pos.side_to_move() == Color::Black);
+        let mut tm = TimeManager::new(limits, &self.params, game_ply, start);
         let uses_clock = tm.uses_clock();
         for k in self.heur.killers.iter_mut() {
             *k = [Move::NULL; 2];

@@ -8,8 +8,11 @@
 //!
 //! Naming (after Carp's `search_params.rs`): `*_max_depth` / `*_min_depth` bound where a rule
 //! applies, `*_margin` / `*_base` are centipawns, `*_divisor` scale a formula, `lmr_*` are in
-//! hundredths of a ply. `tm_*` are percentages of the time manager (`search/time.rs`), read only
-//! by searches with a clock: tune them with timed games (`--only 'tm_*'`), not node-limited ones.
+//! hundredths of a ply. `tm_*` are the time manager's (`search/time.rs`), mostly percentages,
+//! read only by searches with a clock: tune them with timed games (`--only 'tm_*'`), not
+//! node-limited ones. `tm_horizon` 0 keeps the budget spread over the moves to go; above 0 it is
+//! Stockfish's budget with that many moves as horizon and `tm_opt_base`, `tm_opt_ply` (in
+//! 1/10000 of the time left) as its share.
 //! `probcut_min_depth` 0 turns ProbCut off (the default until an SPRT passes), and
 //! `see_prune_max_depth` 0 the pruning by static exchange (Xiangqi only, as the exchange is), and
 //! `see_bad_captures_last` 0 the ordering of losing captures after the quiet moves; `tt_eval` 0
@@ -103,6 +106,9 @@ search_params! {
     aspiration_delta: 30 in 5..=200 step 5,
     aspiration_min_depth: 4 in 1..=10 step 1,
     tm_soft_percent: 60 in 20..=120 step 5,
+    tm_horizon: 0 in 0..=80 step 5,
+    tm_opt_base: 120 in 40..=300 step 10,
+    tm_opt_ply: 39 in 0..=100 step 3,
     tm_stable_base: 150 in 80..=300 step 10,
     tm_stable_step: 15 in 0..=50 step 5,
     tm_stable_min: 65 in 30..=100 step 5,

@@ -2,12 +2,15 @@
 //! deepening starts after it) and a hard limit (the search stops, checked every
 //! `CHECK_INTERVAL` nodes). With a clock, the budget is the remaining time spread over the
 //! moves to go (30 when unknown) plus most of the increment, and the hard limit never exceeds a
-//! fixed share of the clock, so the engine cannot lose on time with a sane increment.
+//! fixed share of the clock, so the engine cannot lose on time with a sane increment. With
+//! `tm_horizon` > 0 the budget is Stockfish's instead ([`horizon_budget`]): future increments
+//! counted, a share that grows with the game's ply, so more of the clock goes to the early
+//! middlegame (Pikafish-HCE spends its clock that way; docs/measurements.md compares the two).
 //! Node and depth limits never read the clock, which keeps them deterministic.
 //!
 //! With a clock, the soft limit is not fixed: after every completed iteration it is the
-//! optimum (`tm_soft_percent` of the per-move share) scaled by how settled the search looks,
-//! as in Stockfish's `search.cpp` (`fallingEval`, `bestMoveInstability`, `nodesEffort`) and
+//! optimum (`tm_soft_percent` of the per-move share, or of Stockfish's optimum) scaled by how
+//! settled the search looks, as in Stockfish's `search.cpp` (`fallingEval`, `bestMoveInstability`, `nodesEffort`) and
 //! its Rust relatives (viridithas `timemgmt.rs`: best-move stability and node fraction):
 //! - best-move stability: the more iterations the best move has stayed the same, the less time
 //!   (`tm_stable_base` percent, `tm_stable_step` less per stable iteration, at least
@@ -77,8 +80,13 @@ pub struct IterationStats {
 }
 
 impl TimeManager {
-    pub fn new(limits: &SearchLimits, params: &SearchParams, start: Instant) -> TimeManager {
-        let b = budget_ms(limits, params);
+    pub fn new(
+        limits: &SearchLimits,
+        params: &SearchParams,
+        game_ply: u32,
+        start: Instant,
+    ) -> TimeManager {
+        let b = budget_ms(limits, params, game_ply);
         TimeManager {
             start,
             optimum_ms: b.optimum,
@@ -145,24 +153,34 @@ pub struct Budget {
     pub hard: Option<u64>,
 }
 
-pub fn budget_ms(limits: &SearchLimits, params: &SearchParams) -> Budget {
+/// `game_ply`: plies played in the game before this search (from the root position's move
+/// number), read only with `tm_horizon` > 0.
+pub fn budget_ms(limits: &SearchLimits, params: &SearchParams, game_ply: u32) -> Budget {
     if limits.infinite {
         return Budget::default();
     }
     let mut b = Budget::default();
     if let Some(t) = limits.time_ms {
         let inc = limits.inc_ms.unwrap_or(0);
-        let mtg = limits.movestogo.unwrap_or(30).clamp(1, 50) as u64;
         let overhead = limits.move_overhead_ms.unwrap_or(MOVE_OVERHEAD_MS);
         let avail = t.saturating_sub(overhead).max(1);
+        if params.tm_horizon > 0 {
+            let (s, h) = horizon_budget(limits, params, game_ply, avail);
+            b.optimum = Some(s);
+            b.soft = Some(s);
+            b.hard = Some(h);
+        }
+        let mtg = limits.movestogo.unwrap_or(30).clamp(1, 50) as u64;
         // Per-move share; the increment arrives after the move, so only 3/4 of it is spent,
         // and never more than the clock minus a reserve.
         let base = (avail / mtg + inc * 3 / 4).min(avail * 6 / 10).max(1);
         let h = (base * 3).min(avail * 8 / 10).max(1);
         let s = (base * params.tm_soft_percent.max(1) as u64 / 100).clamp(1, h);
-        b.optimum = Some(s);
-        b.soft = Some(s);
-        b.hard = Some(h);
+        if params.tm_horizon <= 0 {
+            b.optimum = Some(s);
+            b.soft = Some(s);
+            b.hard = Some(h);
+        }
     }
     if let Some(mt) = limits.movetime_ms {
         let mt = mt.max(1);
@@ -171,6 +189,44 @@ pub fn budget_ms(limits: &SearchLimits, params: &SearchParams) -> Budget {
         b.hard = Some(b.hard.map_or(mt, |h| h.min(mt)));
     }
     b
+}
+
+/// Soft and hard limit (ms) of a clock with `tm_horizon` > 0, after Stockfish's `timeman.cpp`
+/// (as Pikafish-HCE has it): the clock plus the increments of the next `tm_horizon` moves (or
+/// the moves to go), less an overhead per move, is the time left; the optimum is a share of it
+/// that grows with the game's ply, `(tm_opt_base + tm_opt_ply · (ply + 3)^0.45) / 10000` (at
+/// most a fifth of the clock, up to 12 % more with a large increment), so the early middlegame,
+/// where games are decided, gets more than the endgame; the hard limit is 4 to 7 times the
+/// optimum, within 80 % of the clock. `tm_soft_percent` scales the soft limit.
+fn horizon_budget(limits: &SearchLimits, p: &SearchParams, ply: u32, avail: u64) -> (u64, u64) {
+    let t = avail as f64;
+    let inc = limits.inc_ms.unwrap_or(0) as f64;
+    let overhead = limits.move_overhead_ms.unwrap_or(MOVE_OVERHEAD_MS) as f64;
+    let ply = ply as f64;
+    let (mtg, given) = match limits.movestogo {
+        Some(m) => (m.clamp(1, 50) as f64, true),
+        None => (p.tm_horizon.clamp(1, 80) as f64, false),
+    };
+    let left = (t + inc * (mtg - 1.0) - overhead * mtg).max(1.0);
+    let (share, max_scale) = if given {
+        (
+            ((0.88 + ply / 116.4) / mtg).min(0.88 * t / left),
+            (1.5 + 0.11 * mtg).min(6.3),
+        )
+    } else {
+        let extra = (1.0 + 12.0 * inc / t).clamp(1.0, 1.12);
+        let share = (p.tm_opt_base.max(1) as f64
+            + p.tm_opt_ply.max(0) as f64 * (ply + 3.0).powf(0.45))
+            / 10_000.0;
+        (
+            share.min(0.2 * t / left) * extra,
+            (4.0 + ply / 12.0).min(7.0),
+        )
+    };
+    let optimum = share * left;
+    let hard = (optimum * max_scale).min(0.8 * t).max(1.0) as u64;
+    let soft = ((optimum * p.tm_soft_percent.max(1) as f64 / 100.0) as u64).clamp(1, hard);
+    (soft, hard)
 }
 
 /// The factor (permille) the optimum is scaled by after an iteration: the product of the
@@ -241,7 +297,7 @@ mod tests {
     }
 
     fn soft_after(limits: &SearchLimits, stats: &IterationStats) -> Duration {
-        let mut tm = TimeManager::new(limits, &P, Instant::now());
+        let mut tm = TimeManager::new(limits, &P, 0, Instant::now());
         tm.rescale_soft(soft_scale_permille(&P, stats));
         tm.soft.unwrap()
     }
@@ -262,7 +318,7 @@ mod tests {
                 movestogo: mtg,
                 ..Default::default()
             };
-            let b = budget_ms(&l, &P);
+            let b = budget_ms(&l, &P, 0);
             let (s, h) = (b.soft.unwrap(), b.hard.unwrap());
             assert_eq!(b.optimum, Some(s));
             assert!(s <= h, "soft {s} > hard {h} for {t}+{inc}");
@@ -276,16 +332,16 @@ mod tests {
     #[test]
     fn move_overhead_is_kept_back_from_the_clock() {
         let mut l = clock(10_000, 0);
-        let default = budget_ms(&l, &P);
+        let default = budget_ms(&l, &P, 0);
         l.move_overhead_ms = Some(MOVE_OVERHEAD_MS);
-        assert_eq!(budget_ms(&l, &P), default);
+        assert_eq!(budget_ms(&l, &P, 0), default);
         l.move_overhead_ms = Some(9_000);
-        let b = budget_ms(&l, &P);
+        let b = budget_ms(&l, &P, 0);
         assert!(b.hard.unwrap() <= 1_000, "{b:?}");
         assert!(b.soft.unwrap() < default.soft.unwrap(), "{b:?} {default:?}");
         // More overhead than clock: the search still gets a millisecond, not an underflow.
         l.move_overhead_ms = Some(20_000);
-        assert_eq!(budget_ms(&l, &P).hard, Some(1));
+        assert_eq!(budget_ms(&l, &P, 0).hard, Some(1));
     }
 
     #[test]
@@ -295,15 +351,15 @@ mod tests {
             depth: Some(5),
             ..Default::default()
         };
-        assert_eq!(budget_ms(&l, &P), Budget::default());
+        assert_eq!(budget_ms(&l, &P, 0), Budget::default());
         let inf = SearchLimits {
             infinite: true,
             time_ms: Some(100),
             ..Default::default()
         };
-        assert_eq!(budget_ms(&inf, &P), Budget::default());
+        assert_eq!(budget_ms(&inf, &P, 0), Budget::default());
         // Scaling a search without a clock leaves it without one.
-        let mut tm = TimeManager::new(&l, &P, Instant::now());
+        let mut tm = TimeManager::new(&l, &P, 0, Instant::now());
         tm.scale_optimum(150);
         tm.rescale_soft(3000);
         assert!(tm.soft.is_none() && tm.hard.is_none() && !tm.uses_clock());
@@ -391,7 +447,7 @@ mod tests {
             (10, 5000),
         ] {
             let l = clock(t, inc);
-            let mut tm = TimeManager::new(&l, &P, Instant::now());
+            let mut tm = TimeManager::new(&l, &P, 0, Instant::now());
             for (jieqi, stats) in [(200, worst), (50, settled()), (100, worst)] {
                 tm.scale_optimum(jieqi);
                 tm.rescale_soft(soft_scale_permille(&P, &stats));
@@ -403,7 +459,7 @@ mod tests {
         }
         // The worst case is indeed capped: well beyond the hard limit before the cap.
         let l = clock(60_000, 0);
-        let b = budget_ms(&l, &P);
+        let b = budget_ms(&l, &P, 0);
         assert!(b.optimum.unwrap() * soft_scale_permille(&P, &worst) / 1000 > b.hard.unwrap());
         assert_eq!(soft_after(&l, &worst).as_millis() as u64, b.hard.unwrap());
     }
@@ -414,7 +470,7 @@ mod tests {
             movetime_ms: Some(500),
             ..Default::default()
         };
-        let mut tm = TimeManager::new(&only, &P, Instant::now());
+        let mut tm = TimeManager::new(&only, &P, 0, Instant::now());
         tm.scale_optimum(50);
         tm.rescale_soft(100);
         assert_eq!(tm.soft, Some(Duration::from_millis(500)));
@@ -423,7 +479,7 @@ mod tests {
             movetime_ms: Some(200),
             ..clock(600_000, 0)
         };
-        let mut tm = TimeManager::new(&both, &P, Instant::now());
+        let mut tm = TimeManager::new(&both, &P, 0, Instant::now());
         tm.rescale_soft(5000);
         assert_eq!(tm.soft, Some(Duration::from_millis(200)));
         assert_eq!(tm.hard, Some(Duration::from_millis(200)));
@@ -464,7 +520,7 @@ mod tests {
             assert_eq!(jieqi_percent(&P, n), 100);
         }
         let l = clock(60_000, 600);
-        let fixed = TimeManager::new(&l, &P, Instant::now()).soft;
+        let fixed = TimeManager::new(&l, &P, 0, Instant::now()).soft;
         for stats in [
             settled(),
             IterationStats {
@@ -511,12 +567,92 @@ mod tests {
         assert!(none < 100 && 100 < few && few < many);
         assert_eq!(many, jieqi_percent(&p, 200));
         let l = clock(60_000, 600);
-        let mut early = TimeManager::new(&l, &p, Instant::now());
+        let mut early = TimeManager::new(&l, &p, 0, Instant::now());
         let mut late = early.clone();
         early.scale_optimum(many);
         late.scale_optimum(none);
         early.rescale_soft(1000);
         late.rescale_soft(1000);
         assert!(early.soft.unwrap() > late.soft.unwrap());
+    }
+
+    /// Stockfish's shape (`tm_horizon` 50) with the soft limit at the whole optimum.
+    const HORIZON: SearchParams = SearchParams {
+        tm_horizon: 50,
+        tm_soft_percent: 100,
+        ..SearchParams::DEFAULT
+    };
+
+    #[test]
+    fn the_horizon_budget_is_stockfishs_formula() {
+        // 5+0.05 at ply 8: time left 4970 + 49 · 50 − 50 · 30 = 5920 ms; share
+        // (120 + 39 · 11^0.45) / 10000 = 0.023473, 1.12 times for the increment: 155.6 ms;
+        // hard limit 4 + 8/12 times that.
+        let b = budget_ms(&clock(5000, 50), &HORIZON, 8);
+        assert_eq!(b.optimum, Some(155));
+        assert_eq!(b.soft, Some(155));
+        assert_eq!(b.hard, Some(726));
+        // `tm_soft_percent` scales the soft limit, not the hard one.
+        let p = SearchParams {
+            tm_soft_percent: 60,
+            ..HORIZON
+        };
+        let b60 = budget_ms(&clock(5000, 50), &p, 8);
+        assert_eq!((b60.soft, b60.hard), (Some(93), Some(726)));
+        // Off (the default), the ply changes nothing.
+        assert_eq!(
+            budget_ms(&clock(5000, 50), &P, 8),
+            budget_ms(&clock(5000, 50), &P, 80)
+        );
+    }
+
+    #[test]
+    fn the_horizon_budget_gives_later_plies_a_larger_share() {
+        let l = clock(60_000, 0);
+        let mut last = 0;
+        for ply in [0, 10, 40, 80, 160] {
+            let s = budget_ms(&l, &HORIZON, ply).soft.unwrap();
+            assert!(s > last, "ply {ply}: {s} <= {last}");
+            last = s;
+        }
+        // More increment, more time; with moves to go, fewer moves, more time each.
+        let a = budget_ms(&clock(60_000, 0), &HORIZON, 20).soft.unwrap();
+        let b = budget_ms(&clock(60_000, 1000), &HORIZON, 20).soft.unwrap();
+        assert!(a < b);
+        let mut few = clock(60_000, 0);
+        few.movestogo = Some(5);
+        let mut many = few.clone();
+        many.movestogo = Some(40);
+        assert!(budget_ms(&many, &HORIZON, 20).soft < budget_ms(&few, &HORIZON, 20).soft);
+    }
+
+    #[test]
+    fn the_horizon_budget_stays_inside_the_clock() {
+        for (t, inc, mtg) in [
+            (1u64, 0u64, None),
+            (50, 0, None),
+            (1000, 0, Some(1)),
+            (2000, 5000, None),
+            (60_000, 1000, None),
+            (5000, 100, Some(2)),
+            (300_000, 0, Some(40)),
+        ] {
+            for ply in [0, 30, 400] {
+                let l = SearchLimits {
+                    time_ms: Some(t),
+                    inc_ms: Some(inc),
+                    movestogo: mtg,
+                    ..Default::default()
+                };
+                let b = budget_ms(&l, &HORIZON, ply);
+                let (s, h) = (b.soft.unwrap(), b.hard.unwrap());
+                assert!(
+                    0 < s && s <= h,
+                    "soft {s} hard {h} for {t}+{inc} at ply {ply}"
+                );
+                let avail = t.saturating_sub(MOVE_OVERHEAD_MS).max(1);
+                assert!(h <= (avail * 8 / 10).max(1), "hard {h} for {t}+{inc}");
+            }
+        }
     }
 }

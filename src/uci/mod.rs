@@ -395,7 +395,7 @@ mod tests {
         s.handle_line("position startpos moves h2e2");
         let limits = s.go_limits("wtime 600000 btime 400 winc 0 binc 0").unwrap();
         assert_eq!((limits.time_ms, limits.inc_ms), (Some(400), Some(0)));
-        let b = budget_ms(&limits, &SearchParams::default());
+        let b = budget_ms(&limits, &SearchParams::default(), 0);
         assert!(b.hard.is_some_and(|h| h <= 400 - MOVE_OVERHEAD_MS), "{b:?}");
     }
 
@@ -407,11 +407,11 @@ mod tests {
         s.handle_line("setoption name Move Overhead value 950");
         let limits = s.go_limits("wtime 1000 btime 1000").unwrap();
         assert_eq!(limits.move_overhead_ms, Some(950));
-        let b = budget_ms(&limits, &SearchParams::default());
+        let b = budget_ms(&limits, &SearchParams::default(), 0);
         assert!(b.hard.is_some_and(|h| h < 50), "{b:?}");
         // The default keeps back MOVE_OVERHEAD_MS only, and allows more.
         let limits = session().go_limits("wtime 1000 btime 1000").unwrap();
-        let default = budget_ms(&limits, &SearchParams::default());
+        let default = budget_ms(&limits, &SearchParams::default(), 0);
         assert!(default.hard > b.hard, "{default:?} against {b:?}");
     }
 
