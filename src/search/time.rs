@@ -10,8 +10,8 @@
 //!
 //! With a clock, the soft limit is not fixed: after every completed iteration it is the
 //! optimum (`tm_soft_percent` of the per-move share, or of Stockfish's optimum) scaled by how
-//! settled the search looks, as in Stockfish's `search.cpp` (`fallingEval`, `bestMoveInstability`, `nodesEffort`) and
-//! its Rust relatives (viridithas `timemgmt.rs`: best-move stability and node fraction):
+//! settled the search looks, as in Stockfish's `search.cpp` (`fallingEval`,
+//! `bestMoveInstability`, `nodesEffort`) and its Rust relatives (viridithas `timemgmt.rs`: best-move stability and node fraction):
 //! - best-move stability: the more iterations the best move has stayed the same, the less time
 //!   (`tm_stable_base` percent, `tm_stable_step` less per stable iteration, at least
 //!   `tm_stable_min`);
@@ -164,23 +164,22 @@ pub fn budget_ms(limits: &SearchLimits, params: &SearchParams, game_ply: u32) ->
         let inc = limits.inc_ms.unwrap_or(0);
         let overhead = limits.move_overhead_ms.unwrap_or(MOVE_OVERHEAD_MS);
         let avail = t.saturating_sub(overhead).max(1);
-        if params.tm_horizon > 0 {
-            let (s, h) = horizon_budget(limits, params, game_ply, avail);
-            b.optimum = Some(s);
-            b.soft = Some(s);
-            b.hard = Some(h);
-        }
-        let mtg = limits.movestogo.unwrap_or(30).clamp(1, 50) as u64;
-        // Per-move share; the increment arrives after the move, so only 3/4 of it is spent,
-        // and never more than the clock minus a reserve.
-        let base = (avail / mtg + inc * 3 / 4).min(avail * 6 / 10).max(1);
-        let h = (base * 3).min(avail * 8 / 10).max(1);
-        let s = (base * params.tm_soft_percent.max(1) as u64 / 100).clamp(1, h);
-        if params.tm_horizon <= 0 {
-            b.optimum = Some(s);
-            b.soft = Some(s);
-            b.hard = Some(h);
-        }
+        let (s, h) = if params.tm_horizon > 0 {
+            horizon_budget(limits, params, game_ply, avail, overhead)
+        } else {
+            let mtg = limits.movestogo.unwrap_or(30).clamp(1, 50) as u64;
+            // Per-move share; the increment arrives after the move, so only 3/4 of it is
+            // spent, and never more than the clock minus a reserve.
+            let base = (avail / mtg + inc * 3 / 4).min(avail * 6 / 10).max(1);
+            let h = (base * 3).min(avail * 8 / 10).max(1);
+            (
+                (base * params.tm_soft_percent.max(1) as u64 / 100).clamp(1, h),
+                h,
+            )
+        };
+        b.optimum = Some(s);
+        b.soft = Some(s);
+        b.hard = Some(h);
     }
     if let Some(mt) = limits.movetime_ms {
         let mt = mt.max(1);
@@ -198,10 +197,16 @@ pub fn budget_ms(limits: &SearchLimits, params: &SearchParams, game_ply: u32) ->
 /// most a fifth of the clock, up to 12 % more with a large increment), so the early middlegame,
 /// where games are decided, gets more than the endgame; the hard limit is 4 to 7 times the
 /// optimum, within 80 % of the clock. `tm_soft_percent` scales the soft limit.
-fn horizon_budget(limits: &SearchLimits, p: &SearchParams, ply: u32, avail: u64) -> (u64, u64) {
+fn horizon_budget(
+    limits: &SearchLimits,
+    p: &SearchParams,
+    ply: u32,
+    avail: u64,
+    overhead: u64,
+) -> (u64, u64) {
     let t = avail as f64;
     let inc = limits.inc_ms.unwrap_or(0) as f64;
-    let overhead = limits.move_overhead_ms.unwrap_or(MOVE_OVERHEAD_MS) as f64;
+    let overhead = overhead as f64;
     let ply = ply as f64;
     let (mtg, given) = match limits.movestogo {
         Some(m) => (m.clamp(1, 50) as f64, true),
@@ -300,33 +305,6 @@ mod tests {
         let mut tm = TimeManager::new(limits, &P, 0, Instant::now());
         tm.rescale_soft(soft_scale_permille(&P, stats));
         tm.soft.unwrap()
-    }
-
-    #[test]
-    fn clock_budget_stays_inside_the_clock() {
-        for (t, inc, mtg) in [
-            (1u64, 0u64, None),
-            (50, 0, None),
-            (1000, 0, Some(1)),
-            (60_000, 1000, None),
-            (5000, 100, Some(2)),
-            (300_000, 0, Some(40)),
-        ] {
-            let l = SearchLimits {
-                time_ms: Some(t),
-                inc_ms: Some(inc),
-                movestogo: mtg,
-                ..Default::default()
-            };
-            let b = budget_ms(&l, &P, 0);
-            let (s, h) = (b.soft.unwrap(), b.hard.unwrap());
-            assert_eq!(b.optimum, Some(s));
-            assert!(s <= h, "soft {s} > hard {h} for {t}+{inc}");
-            assert!(
-                h <= t.saturating_sub(MOVE_OVERHEAD_MS).max(1),
-                "hard {h} exceeds clock {t}"
-            );
-        }
     }
 
     #[test]
@@ -626,8 +604,9 @@ mod tests {
         assert!(budget_ms(&many, &HORIZON, 20).soft < budget_ms(&few, &HORIZON, 20).soft);
     }
 
+    /// Both budgets, the default's and Stockfish's (`HORIZON`), at any ply.
     #[test]
-    fn the_horizon_budget_stays_inside_the_clock() {
+    fn clock_budget_stays_inside_the_clock() {
         for (t, inc, mtg) in [
             (1u64, 0u64, None),
             (50, 0, None),
@@ -637,15 +616,19 @@ mod tests {
             (5000, 100, Some(2)),
             (300_000, 0, Some(40)),
         ] {
-            for ply in [0, 30, 400] {
+            for (params, ply) in [P, HORIZON]
+                .iter()
+                .flat_map(|p| [(p, 0), (p, 30), (p, 400)])
+            {
                 let l = SearchLimits {
                     time_ms: Some(t),
                     inc_ms: Some(inc),
                     movestogo: mtg,
                     ..Default::default()
                 };
-                let b = budget_ms(&l, &HORIZON, ply);
+                let b = budget_ms(&l, params, ply);
                 let (s, h) = (b.soft.unwrap(), b.hard.unwrap());
+                assert_eq!(b.optimum, Some(s));
                 assert!(
                     0 < s && s <= h,
                     "soft {s} hard {h} for {t}+{inc} at ply {ply}"
