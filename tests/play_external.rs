@@ -35,6 +35,10 @@ const TESTS: &[(&str, fn())] = &[
     ),
     ("time_forfeit", time_forfeit),
     ("cli_match_writes_records", cli_match_writes_records),
+    (
+        "cli_match_stops_when_an_engine_cannot_start",
+        cli_match_stops_when_an_engine_cannot_start,
+    ),
     ("against_xqtune_uci", against_xqtune_uci),
     ("against_xqtune_ucci", against_xqtune_ucci),
     ("no_move_resigns", no_move_resigns),
@@ -428,6 +432,37 @@ fn cli_match_writes_records() {
         .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("elo0 < elo1"));
+}
+
+/// An engine that exits before its handshake (here xqtune given a search file that does not
+/// exist) stops the match before its first game with one error naming the engine and its
+/// command, instead of every game forfeited; no run folder is left behind.
+fn cli_match_stops_when_an_engine_cannot_start() {
+    let out = std::env::temp_dir().join(format!("xqtune-cli-nostart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let missing = out.join("no-such-search.json");
+    let bad_cmd = format!(
+        "{} uci --search-params {}",
+        env!("CARGO_BIN_EXE_xqtune"),
+        missing.display()
+    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["match", "--games", "400", "--nodes", "100"])
+        .args(["--b-name", "broken", "--b-cmd", &bad_cmd])
+        .arg("--out-dir")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("engine 'broken'") && stderr.contains("cannot play"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--search-params"), "{stderr}");
+    assert!(stderr.contains("did not finish its handshake"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("Score of"));
+    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none());
 }
 
 fn xqtune_itself(protocol: Protocol) -> Engine {

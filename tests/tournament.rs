@@ -295,6 +295,18 @@ fn engine_file_errors_stop_before_a_folder_is_made() {
         &[],
     );
     assert!(e.contains("engine 'a'"), "{e}");
+    // An engine that cannot start (its command exits before the handshake).
+    let e = run(
+        &format!(
+            r#"[{{"name": "a", "internal": true}}, {{"name": "b", "command": "'{}' uci --search-params missing.json"}}]"#,
+            env!("CARGO_BIN_EXE_xqtune")
+        ),
+        &[],
+    );
+    assert!(
+        e.contains("engine 'b'") && e.contains("cannot play") && e.contains("handshake"),
+        "{e}"
+    );
     assert!(!out.exists() || std::fs::read_dir(&out).unwrap().count() == 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -894,4 +894,31 @@ fn tuning_against_a_pool() {
         "self-play too: {v}"
     );
     std::fs::remove_dir_all(&out).unwrap();
+
+    // An opponent that cannot start (`true` exits at once) stops the run before its first
+    // game, naming it; nothing is left in the output folder.
+    let out = temp_dir("pool-broken");
+    let a = T::parse_from([
+        "t",
+        "--only",
+        "mobility.rook.mg",
+        "--iterations",
+        "3",
+        "--nodes",
+        "100",
+        "--opponent",
+        one.as_str(),
+        "--opponent",
+        "true",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .a;
+    let e = spsa::run_spsa(&a).unwrap_err().to_string();
+    assert!(
+        e.contains("--opponent: engine 'opponent 2' (true) cannot play") && e.contains("handshake"),
+        "{e}"
+    );
+    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none());
+    let _ = std::fs::remove_dir_all(&out);
 }

@@ -710,6 +710,8 @@ pub fn run_cli(given: &MatchArgs) -> Result<()> {
     };
     let args = &args;
     let (a, b, mut cfg) = config_from_args(args)?;
+    a.check_starts()?;
+    b.check_starts()?;
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();

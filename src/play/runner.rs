@@ -47,6 +47,29 @@ impl From<EngineConfig> for Engine {
 }
 
 impl Engine {
+    /// An external engine started once, readied for a game and ended: the check a match or
+    /// tournament makes before its first game, as cutechess and fastchess stop when an engine
+    /// cannot start. A command that cannot play is then one error naming the engine and what
+    /// it did, not every game forfeited. In-process engines always start.
+    pub fn check_starts(&self) -> anyhow::Result<()> {
+        match self {
+            Engine::Internal(_) => Ok(()),
+            Engine::External(c) => {
+                let mut player = super::external::ExternalPlayer::new(c.clone());
+                super::game::Player::new_game(&mut player).map_err(|e| {
+                    anyhow::anyhow!(
+                        "engine '{}' ({}) cannot play: {e}",
+                        c.name,
+                        std::iter::once(c.program.as_str())
+                            .chain(c.args.iter().map(String::as_str))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    )
+                })
+            }
+        }
+    }
+
     pub fn name(&self) -> &str {
         match self {
             Engine::Internal(c) => &c.name,

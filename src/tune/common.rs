@@ -352,6 +352,15 @@ impl CommonSettings {
             ));
         }
         self.opponents = a.opponents()?;
+        // Each opponent starts (as a match checks its engines), even with --no-check: an
+        // opponent that cannot play would otherwise forfeit every game of the run.
+        for (i, o) in self.opponents.iter().enumerate() {
+            let name = format!("opponent {}", i + 1);
+            let c = o.external(&name, &[])?;
+            crate::play::Engine::External(c)
+                .check_starts()
+                .map_err(|e| TuneError::Params(format!("--opponent: {e:#}")))?;
+        }
         if let Some(e) = EngineSettings::from_args(a, &self.only)? {
             super::check::check_before_tuning(&e.option_set(), a)?;
             self.space = SpaceKind::Engine;

@@ -175,8 +175,12 @@ fn create(args: &TournamentArgs) -> Result<(PathBuf, Setup)> {
         anchor: args.anchor.clone(),
         bootstrap: args.bootstrap,
     };
-    // Everything is checked (engines, flags, anchor) before a folder is made.
+    // Everything is checked (engines, flags, anchor, and that each engine starts) before a
+    // folder is made.
     let setup = setup(config, entries)?;
+    for e in &setup.engines {
+        e.check_starts()?;
+    }
     let dir = util::create_run_dir(&args.out_dir, "tournament", &args.name, '_', &[])
         .with_context(|| format!("creating a run folder in {}", args.out_dir.display()))?;
     let json = serde_json::to_string_pretty(&setup.config).context("serialising the config")?;
@@ -198,7 +202,11 @@ fn open(dir: &Path, args: &TournamentArgs) -> Result<Setup> {
     config.game.affinity |= args.game.affinity;
     let label = path.display().to_string();
     let entries = parse_roster(&label, &config.engines.to_string(), Path::new("/"))?;
-    setup(config, entries)
+    let setup = setup(config, entries)?;
+    for e in &setup.engines {
+        e.check_starts()?;
+    }
+    Ok(setup)
 }
 
 /// The finished games of the journal, checked against the tournament's plan.
