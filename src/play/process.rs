@@ -1,14 +1,17 @@
 //! The one client of external engine processes: the command line and `Name=Value` options
 //! parsed once, the process spawned with piped stdin/stdout in its own process group, a reader
 //! thread that turns stdout into a channel of lines so that every wait has a deadline, the
-//! `uci`/`ucci` handshake, and the end (`quit`, a short grace, then kill) when it is dropped.
+//! `uci`/`ucci` handshake (an engine that exits during it is reported with the last lines it
+//! wrote to stderr, which another thread keeps), and the end (`quit`, a short grace, then kill) when it is dropped.
 //! Matches ([`super::external`]) and the tuners' option discovery (`tune::engine`) both use it,
 //! with one error type.
 
 use crate::uci::Protocol;
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -93,7 +96,13 @@ pub struct EngineProcess {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
+    /// The last [`STDERR_KEPT`] lines of the engine's stderr, and whether it has closed.
+    stderr: Arc<Mutex<(VecDeque<String>, bool)>>,
 }
+
+/// Lines of an engine's stderr kept for its error messages, and the characters kept of each.
+const STDERR_KEPT: usize = 3;
+const STDERR_LINE_CHARS: usize = 200;
 
 impl EngineProcess {
     /// Starts `program` in its own process group: a Ctrl-C at the terminal is for the match or
@@ -122,10 +131,12 @@ impl EngineProcess {
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| start(e.to_string()))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(stdin), Some(stdout), Some(err)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
             let _ = child.kill();
             let _ = child.wait();
             return Err(start("no pipes".into()));
@@ -139,16 +150,55 @@ impl EngineProcess {
                 }
             }
         });
+        // stderr is drained all the time (an engine must never block on a full pipe); only
+        // its last lines are kept.
+        let stderr = Arc::new(Mutex::new((VecDeque::new(), false)));
+        let kept = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines() {
+                let Ok(l) = line else { break };
+                let mut k = kept.lock().unwrap_or_else(|p| p.into_inner());
+                if k.0.len() == STDERR_KEPT {
+                    k.0.pop_front();
+                }
+                k.0.push_back(l.trim().chars().take(STDERR_LINE_CHARS).collect());
+            }
+            kept.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+        });
         Ok(EngineProcess {
             program: program.to_string(),
             child,
             stdin,
             lines,
+            stderr,
         })
     }
 
     pub fn program(&self) -> &str {
         &self.program
+    }
+
+    /// Why the engine exited, as far as its stderr says: "the engine exited", then its last
+    /// non-empty stderr lines once the pipe has closed (waited for up to 200 ms).
+    fn exit_reason(&self) -> String {
+        let deadline = Instant::now() + Duration::from_millis(200);
+        loop {
+            let k = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+            if k.1 || Instant::now() >= deadline {
+                let said: Vec<&str> =
+                    k.0.iter()
+                        .map(String::as_str)
+                        .filter(|l| !l.is_empty())
+                        .collect();
+                return if said.is_empty() {
+                    "the engine exited".into()
+                } else {
+                    format!("the engine exited; its stderr: {}", said.join(" | "))
+                };
+            }
+            drop(k);
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// The process id.
@@ -215,8 +265,9 @@ impl EngineProcess {
             ok: protocol.hello_ok(),
             why,
         };
-        self.send(protocol.hello())
-            .map_err(|_| fail("the engine exited (cannot write)".into()))?;
+        if self.send(protocol.hello()).is_err() {
+            return Err(fail(format!("{} (cannot write)", self.exit_reason())));
+        }
         let mut seen = Vec::new();
         match self.wait_for(
             |l| {
@@ -230,7 +281,7 @@ impl EngineProcess {
         ) {
             Ok(_) => Ok(seen),
             Err(ProcessError::Timeout { .. }) => Err(fail("no answer in time".into())),
-            Err(_) => Err(fail("the engine exited".into())),
+            Err(_) => Err(fail(self.exit_reason())),
         }
     }
 
@@ -319,6 +370,27 @@ mod tests {
             ProcessError::Exited {
                 program: "true".into()
             }
+        );
+        // An engine that exits in its handshake is reported with its last stderr lines.
+        let script = "echo one >&2; echo two >&2; echo three >&2; echo 'cannot read x.json' >&2";
+        let mut p = EngineProcess::spawn("sh", &["-c".into(), script.into()]).unwrap();
+        let e = p
+            .handshake(Protocol::Uci, Duration::from_secs(5))
+            .unwrap_err()
+            .to_string();
+        // (whether `uci` could still be written to it is a race: "(cannot write)" may follow)
+        assert!(
+            e.contains("): the engine exited; its stderr: two | three | cannot read x.json"),
+            "{e}"
+        );
+        let mut p = EngineProcess::spawn("true", &[]).unwrap();
+        let e = p
+            .handshake(Protocol::Uci, Duration::from_secs(5))
+            .unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("): the engine exited") && !e.contains("stderr"),
+            "{e}"
         );
     }
 }
