@@ -127,6 +127,24 @@ fn round_trip_random_game(start: Start, seed: u64, plies: usize) {
     }
 }
 
+/// The game's ply comes from the move number and side to move, not from the moves made on the
+/// object: a FEN read at move 10 with black to move is ply 19 with an empty history.
+#[test]
+fn fullmove_ply_reads_the_move_number() {
+    let start = Position::startpos();
+    assert_eq!(start.fullmove_ply(), 0);
+    let mut p = start.clone();
+    for (i, m) in ["h2e2", "h9g7", "h0g2"].iter().enumerate() {
+        let mv = p.parse_move(m).unwrap();
+        p.make_move(mv);
+        assert_eq!(p.fullmove_ply() as usize, i + 1);
+        assert_eq!(p.game_ply(), i + 1);
+    }
+    let fen = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR b - - 0 10";
+    let p = Position::from_fen(fen).unwrap();
+    assert_eq!((p.fullmove_ply(), p.game_ply()), (19, 0));
+}
+
 #[test]
 fn perft_positions_round_trip() {
     for case in perft_cases() {

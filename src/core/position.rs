@@ -119,6 +119,13 @@ impl Position {
         self.fullmove as u32
     }
 
+    /// The game's ply by the move number and side to move (0 at a game's start, 1 after red's
+    /// first move), whatever history this object holds; [`Position::game_ply`] counts the moves
+    /// made on this object instead.
+    pub fn fullmove_ply(&self) -> u32 {
+        2 * self.fullmove().saturating_sub(1) + u32::from(self.side_to_move() == Color::Black)
+    }
+
     #[inline(always)]
     pub fn in_check(&self) -> bool {
         self.in_check

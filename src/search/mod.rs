@@ -382,9 +382,7 @@ impl Searcher {
             n.stack.reset(&n.net, &pos);
             self.nnue_on = true;
         }
-        let game_ply =
-            2 * pos.fullmove().saturating_sub(1) + u32::from(pos.side_to_move() == Color::Black);
-        let mut tm = TimeManager::new(limits, &self.params, game_ply, start);
+        let mut tm = TimeManager::new(limits, &self.params, pos.fullmove_ply(), start);
         let uses_clock = tm.uses_clock();
         for k in self.heur.killers.iter_mut() {
             *k = [Move::NULL; 2];

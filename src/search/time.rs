@@ -153,8 +153,9 @@ pub struct Budget {
     pub hard: Option<u64>,
 }
 
-/// `game_ply`: plies played in the game before this search (from the root position's move
-/// number), read only with `tm_horizon` > 0.
+/// `game_ply`: plies played in the game before this search (the root's
+/// [`Position::fullmove_ply`](crate::core::Position::fullmove_ply)), read only with
+/// `tm_horizon` > 0.
 pub fn budget_ms(limits: &SearchLimits, params: &SearchParams, game_ply: u32) -> Budget {
     if limits.infinite {
         return Budget::default();

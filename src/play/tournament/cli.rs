@@ -144,6 +144,10 @@ fn setup(config: TournamentConfig, entries: Vec<RosterEntry>) -> Result<Setup> {
         .collect::<Result<Vec<_>>>()?;
     let names: Vec<String> = engines.iter().map(|e| e.name().to_string()).collect();
     let anchor = parse_anchor(config.anchor.as_deref(), &names)?;
+    // Last, once everything else is known to be right: each engine starts.
+    for e in &engines {
+        e.check_starts()?;
+    }
     Ok(Setup {
         config,
         entries: playing,
@@ -178,9 +182,6 @@ fn create(args: &TournamentArgs) -> Result<(PathBuf, Setup)> {
     // Everything is checked (engines, flags, anchor, and that each engine starts) before a
     // folder is made.
     let setup = setup(config, entries)?;
-    for e in &setup.engines {
-        e.check_starts()?;
-    }
     let dir = util::create_run_dir(&args.out_dir, "tournament", &args.name, '_', &[])
         .with_context(|| format!("creating a run folder in {}", args.out_dir.display()))?;
     let json = serde_json::to_string_pretty(&setup.config).context("serialising the config")?;
@@ -202,11 +203,7 @@ fn open(dir: &Path, args: &TournamentArgs) -> Result<Setup> {
     config.game.affinity |= args.game.affinity;
     let label = path.display().to_string();
     let entries = parse_roster(&label, &config.engines.to_string(), Path::new("/"))?;
-    let setup = setup(config, entries)?;
-    for e in &setup.engines {
-        e.check_starts()?;
-    }
-    Ok(setup)
+    setup(config, entries)
 }
 
 /// The finished games of the journal, checked against the tournament's plan.
