@@ -160,6 +160,7 @@ fn fake_engine(mode: &str) -> i32 {
                     return 9;
                 }
                 if crash_here && gos == 3 {
+                    eprintln!("fake engine: crashing on its third go");
                     return 1;
                 }
                 if mode == "slow" {
@@ -322,7 +323,16 @@ fn crashed_engine_loses_and_is_restarted() {
     assert_eq!(r.games.len(), 4);
     // The first process dies on its third move (in game 0); the restarted one finishes the match.
     match &r.games[0].termination {
-        Termination::Crash { loser, .. } => assert_eq!(*loser, ColorName::Red),
+        Termination::Crash { loser, message } => {
+            assert_eq!(*loser, ColorName::Red);
+            // The forfeit says why, with what the engine last wrote to stderr.
+            assert!(
+                message.starts_with("crashed: engine '")
+                    && message
+                        .ends_with("' exited; its stderr: fake engine: crashing on its third go"),
+                "{message}"
+            );
+        }
         t => panic!("game 0 ended by {t:?}"),
     }
     assert_eq!(r.games[0].result, xqtune::core::GameResult::BlackWins);

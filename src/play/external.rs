@@ -7,7 +7,7 @@
 //! next game of the same program.
 
 use super::game::{GoRequest, Player, PlayerError, Reply};
-use super::process::{EngineProcess, ProcessError, parse_options, split_command};
+use super::process::{EngineProcess, ProcessError, join_command, parse_options, split_command};
 use crate::search::mate_score;
 use crate::uci::Protocol;
 use serde::{Deserialize, Serialize};
@@ -46,6 +46,12 @@ impl ExternalConfig {
             options: parse_options(options)?,
             timeout_ms: Self::DEFAULT_TIMEOUT_MS,
         })
+    }
+
+    /// The command line, quoted where a word needs it, as [`ExternalConfig::from_command`]
+    /// reads it back.
+    pub fn command_line(&self) -> String {
+        join_command(&self.program, &self.args)
     }
 
     /// What a running process of this engine was started as: a process can serve another

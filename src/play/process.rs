@@ -1,8 +1,9 @@
 //! The one client of external engine processes: the command line and `Name=Value` options
 //! parsed once, the process spawned with piped stdin/stdout in its own process group, a reader
 //! thread that turns stdout into a channel of lines so that every wait has a deadline, the
-//! `uci`/`ucci` handshake (an engine that exits during it is reported with the last lines it
-//! wrote to stderr, which another thread keeps), and the end (`quit`, a short grace, then kill) when it is dropped.
+//! `uci`/`ucci` handshake, and the end (`quit`, a short grace, then kill) when it is dropped. An
+//! engine that exits, in its handshake or in a game, is reported with the last lines it wrote to
+//! stderr, which another thread keeps.
 //! Matches ([`super::external`]) and the tuners' option discovery (`tune::engine`) both use it,
 //! with one error type.
 
@@ -33,12 +34,44 @@ pub enum ProcessError {
         ok: &'static str,
         why: String,
     },
-    #[error("engine '{program}' closed its input (died?)")]
-    Closed { program: String },
-    #[error("engine '{program}' exited")]
-    Exited { program: String },
+    /// `stderr` is the engine's last stderr lines (see [`stderr_note`]), empty if it wrote none.
+    #[error("engine '{program}' closed its input (died?){}", stderr_note(.stderr))]
+    Closed { program: String, stderr: String },
+    #[error("engine '{program}' exited{}", stderr_note(.stderr))]
+    Exited { program: String, stderr: String },
     #[error("engine '{program}' did not answer in time")]
     Timeout { program: String },
+}
+
+/// "; its stderr: LINES" after an error message, or nothing when the engine wrote none.
+fn stderr_note(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr: {stderr}")
+    }
+}
+
+/// `word` quoted, where it has to be, so that [`split_command`] gives it back as one word: in
+/// '...', with each ' as "'".
+pub fn quote_word(word: &str) -> String {
+    if !word.is_empty()
+        && !word
+            .chars()
+            .any(|c| c.is_whitespace() || c == '\'' || c == '"')
+    {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\"'\"'"))
+}
+
+/// A program and its arguments as one command line that [`split_command`] splits back.
+pub fn join_command(program: &str, args: &[String]) -> String {
+    std::iter::once(program)
+        .chain(args.iter().map(String::as_str))
+        .map(quote_word)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Splits a command line (whitespace, with '...' and "..." quoting) into program and arguments.
@@ -178,9 +211,9 @@ impl EngineProcess {
         &self.program
     }
 
-    /// Why the engine exited, as far as its stderr says: "the engine exited", then its last
-    /// non-empty stderr lines once the pipe has closed (waited for up to 200 ms).
-    fn exit_reason(&self) -> String {
+    /// The engine's last non-empty stderr lines, joined by " | ", once the pipe has closed
+    /// (waited for up to 200 ms: called when the engine has gone); empty if it wrote none.
+    fn last_stderr(&self) -> String {
         let deadline = Instant::now() + Duration::from_millis(200);
         loop {
             let k = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
@@ -190,15 +223,17 @@ impl EngineProcess {
                         .map(String::as_str)
                         .filter(|l| !l.is_empty())
                         .collect();
-                return if said.is_empty() {
-                    "the engine exited".into()
-                } else {
-                    format!("the engine exited; its stderr: {}", said.join(" | "))
-                };
+                return said.join(" | ");
             }
             drop(k);
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    /// Why the engine exited, as far as its stderr says: "the engine exited", then its last
+    /// stderr lines.
+    fn exit_reason(&self) -> String {
+        format!("the engine exited{}", stderr_note(&self.last_stderr()))
     }
 
     /// The process id.
@@ -209,15 +244,18 @@ impl EngineProcess {
     /// Sends one line (one write: the pipe is unbuffered, and `writeln!` would write the text
     /// and the newline apart and wake the engine twice).
     pub fn send(&mut self, line: &str) -> Result<(), ProcessError> {
+        self.write_line(line).map_err(|_| ProcessError::Closed {
+            program: self.program.clone(),
+            stderr: self.last_stderr(),
+        })
+    }
+
+    fn write_line(&mut self, line: &str) -> std::io::Result<()> {
         let mut text = String::with_capacity(line.len() + 1);
         text.push_str(line);
         text.push('\n');
-        self.stdin
-            .write_all(text.as_bytes())
-            .and_then(|_| self.stdin.flush())
-            .map_err(|_| ProcessError::Closed {
-                program: self.program.clone(),
-            })
+        self.stdin.write_all(text.as_bytes())?;
+        self.stdin.flush()
     }
 
     /// Reads lines (trimmed) until `pred` accepts one, which is returned; an error when the
@@ -245,6 +283,7 @@ impl EngineProcess {
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(ProcessError::Exited {
                         program: self.program.clone(),
+                        stderr: self.last_stderr(),
                     });
                 }
             }
@@ -295,7 +334,7 @@ impl Drop for EngineProcess {
     /// `quit`, up to 200 ms to exit cleanly (polled every millisecond: most engines exit at
     /// once), then kill.
     fn drop(&mut self) {
-        let _ = self.send("quit");
+        let _ = self.write_line("quit");
         let deadline = Instant::now() + Duration::from_millis(200);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -327,6 +366,24 @@ mod tests {
         );
         assert_eq!(split_command("x ''").unwrap().1, [""]);
         assert_eq!(split_command("  "), Err(ProcessError::EmptyCommand));
+    }
+
+    #[test]
+    fn joined_commands_split_back() {
+        let args: Vec<String> = ["uci", "", "a b", "it's", "say \"hi\"", "'both\" '", "\t"]
+            .map(String::from)
+            .into();
+        let line = join_command("/opt/my engine/run", &args);
+        assert_eq!(
+            split_command(&line).unwrap(),
+            ("/opt/my engine/run".to_string(), args)
+        );
+        // Plain words are left as they are.
+        assert_eq!(
+            join_command("./pikafish", &["--x=1".into()]),
+            "./pikafish --x=1"
+        );
+        assert_eq!(quote_word("it's"), "'it'\"'\"'s'");
     }
 
     #[test]
@@ -368,8 +425,19 @@ mod tests {
         assert_eq!(
             e,
             ProcessError::Exited {
-                program: "true".into()
+                program: "true".into(),
+                stderr: String::new(),
             }
+        );
+        assert_eq!(e.to_string(), "engine 'true' exited");
+        // So is one that exits later, while it is waited on.
+        let script = "read line; echo \"panicked at search.rs\" >&2; exit 3";
+        let mut p = EngineProcess::spawn("sh", &["-c".into(), script.into()]).unwrap();
+        p.send("go").unwrap();
+        let e = p.wait_for(|_| false, Duration::from_secs(5)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "engine 'sh' exited; its stderr: panicked at search.rs"
         );
         // An engine that exits in its handshake is reported with its last stderr lines.
         let script = "echo one >&2; echo two >&2; echo three >&2; echo 'cannot read x.json' >&2";

@@ -19,7 +19,7 @@
 //! such as `./engine`) are relative to the engines file's folder.
 
 use super::external::ExternalConfig;
-use super::process::split_command;
+use super::process::{join_command, split_command};
 use super::runner::Engine;
 use super::{EngineConfig, load_eval};
 use crate::core::Variant;
@@ -79,21 +79,6 @@ const KEYS: &[&str] = &[
     "name", "command", "protocol", "options", "variants", "internal", "params", "net",
 ];
 
-/// `word` quoted for [`split_command`] when it has to be.
-fn quote(word: &str) -> String {
-    if !word.is_empty()
-        && !word
-            .chars()
-            .any(|c| c.is_whitespace() || c == '\'' || c == '"')
-    {
-        word.to_string()
-    } else if word.contains('\'') {
-        format!("\"{word}\"")
-    } else {
-        format!("'{word}'")
-    }
-}
-
 /// `path` made absolute against `base` when relative.
 fn resolve(base: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() {
@@ -115,11 +100,7 @@ impl RosterEntry {
                 protocol,
                 options,
             } => {
-                let command: Vec<String> = std::iter::once(program)
-                    .chain(args)
-                    .map(|w| quote(w))
-                    .collect();
-                m.insert("command".into(), Value::from(command.join(" ")));
+                m.insert("command".into(), Value::from(join_command(program, args)));
                 m.insert(
                     "protocol".into(),
                     Value::from(match protocol {

@@ -60,10 +60,7 @@ impl Engine {
                     anyhow::anyhow!(
                         "engine '{}' ({}) cannot play: {e}",
                         c.name,
-                        std::iter::once(c.program.as_str())
-                            .chain(c.args.iter().map(String::as_str))
-                            .collect::<Vec<_>>()
-                            .join(" ")
+                        c.command_line()
                     )
                 })
             }

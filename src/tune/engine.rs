@@ -14,7 +14,7 @@
 use super::TuneError;
 use super::space::glob_match;
 use crate::play::ExternalConfig;
-use crate::play::process::{EngineProcess, ProcessError, parse_options};
+use crate::play::process::{EngineProcess, ProcessError, join_command, parse_options};
 use crate::tunable::{ParamList, ParamSpec};
 use crate::uci::Protocol;
 use serde::{Deserialize, Serialize};
@@ -118,18 +118,7 @@ fn absolute_program(command: &str) -> String {
     let Ok(abs) = program.canonicalize() else {
         return command.to_string();
     };
-    let quote = |w: &str| {
-        if w.contains('\'') {
-            format!("\"{w}\"")
-        } else {
-            format!("'{w}'")
-        }
-    };
-    std::iter::once(abs.display().to_string())
-        .chain(c.args)
-        .map(|w| quote(&w))
-        .collect::<Vec<_>>()
-        .join(" ")
+    join_command(&abs.display().to_string(), &c.args)
 }
 
 /// One option of an engine's handshake.
