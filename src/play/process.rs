@@ -54,7 +54,7 @@ fn stderr_note(stderr: &str) -> String {
 
 /// `word` quoted, where it has to be, so that [`split_command`] gives it back as one word: in
 /// '...', with each ' as "'".
-pub fn quote_word(word: &str) -> String {
+fn quote_word(word: &str) -> String {
     if !word.is_empty()
         && !word
             .chars()
