@@ -391,6 +391,8 @@ fn spsa_run_end_to_end_and_resume() {
     );
     let v: serde_json::Value = serde_json::from_str(&read(d, "verification.json")).unwrap();
     assert!(v["stats"]["games"].as_u64().unwrap() >= 2, "{v}");
+    assert!(d.join("plots/fitness.png").exists());
+    assert!(d.join("plots/distance.png").exists());
     assert!(d.join("plots/trajectories.png").exists());
     assert!(d.join("plots/option-01-Move_Choice.png").exists());
     assert!(d.join("plots/option-02-Shift.png").exists());

@@ -309,28 +309,37 @@ pub fn plot_run(dir: &Path) -> Result<Vec<PathBuf>, TuneError> {
                     s.iter().sum::<f64>() / s.len() as f64
                 })
                 .collect();
+            // Score and distance have different units, so they get a chart each.
             let chart = LineChart {
                 title: format!("SPSA: θ+ against θ− ({name})"),
                 note: note.clone(),
                 x_label: "iteration".into(),
                 y_label: "score of θ+ (running mean of 25)".into(),
                 xs: xs.clone(),
-                series: vec![
-                    Series {
-                        name: "θ+ score".into(),
-                        ys: smooth,
-                        color: PALETTE[0],
-                    },
-                    Series {
-                        name: "distance from start (steps)".into(),
-                        ys: col("distance"),
-                        color: PALETTE[1],
-                    },
-                ],
-                hline: None,
-                legend: true,
+                series: vec![Series {
+                    name: "θ+ score".into(),
+                    ys: smooth,
+                    color: PALETTE[0],
+                }],
+                hline: Some((0.5, "θ+ level with θ−".into())),
+                legend: false,
             };
             files.extend(line_chart(&plots.join("fitness"), &chart)?);
+            let chart = LineChart {
+                title: format!("SPSA: distance from the start ({name})"),
+                note: note.clone(),
+                x_label: "iteration".into(),
+                y_label: "distance from the start (steps)".into(),
+                xs: xs.clone(),
+                series: vec![Series {
+                    name: "distance".into(),
+                    ys: col("distance"),
+                    color: PALETTE[1],
+                }],
+                hline: None,
+                legend: false,
+            };
+            files.extend(line_chart(&plots.join("distance"), &chart)?);
             files.extend(trajectories(dir, &plots, "SPSA", &name, note)?);
         }
         "learn" => {
