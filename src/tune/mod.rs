@@ -27,6 +27,7 @@ pub mod ga;
 pub mod learn;
 pub mod nnue;
 pub mod plot;
+pub mod signal;
 pub mod space;
 pub mod spsa;
 pub mod stop;
@@ -130,12 +131,17 @@ pub enum ParamsCommand {
     /// the latest), rounded as its games play it: to play a point before the run ends, or its
     /// end before promoting it.
     Theta(theta::ThetaArgs),
+    /// How far each parameter of an SPSA run has moved against how far a random walk of the
+    /// same steps would move it (z per parameter, and the whole run's χ² test): whether the
+    /// games have found a direction yet, or the run has only wandered.
+    Signal(signal::SignalArgs),
 }
 
 pub fn run_params(cmd: ParamsCommand) -> Result<()> {
     match cmd {
         ParamsCommand::Promote { best, to, force } => promote(&best, to, force),
         ParamsCommand::Theta(a) => theta::run_theta(&a),
+        ParamsCommand::Signal(a) => signal::run_signal(&a),
     }
 }
 

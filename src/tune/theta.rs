@@ -40,33 +40,66 @@ pub struct Theta {
     pub file: String,
 }
 
+/// An SPSA run folder as `theta` and `signal` read it: its configuration, its space (the
+/// start it was resumed with) and its checkpoint, if any.
+#[derive(Debug)]
+pub struct SpsaRun {
+    pub cfg: serde_json::Value,
+    pub space: Space,
+    pub state: Option<SpsaState>,
+}
+
+impl SpsaRun {
+    pub fn open(run: &Path) -> Result<SpsaRun, TuneError> {
+        let cfg: serde_json::Value = read_json(&run.join("config.json"))?;
+        let tuner = cfg["tuner"].as_str().unwrap_or("unknown");
+        if tuner != "spsa" {
+            return Err(TuneError::Params(format!(
+                "{} is a {tuner} run, not an SPSA run: its result is best.json",
+                run.display()
+            )));
+        }
+        let kind: SpaceKind =
+            serde_json::from_value(cfg["args"]["space"].clone()).map_err(|e| {
+                TuneError::Params(format!("{}: config.json 'space': {e}", run.display()))
+            })?;
+        let only = cfg["args"]["only"].as_str().unwrap_or("").to_string();
+        let state_path = run.join("checkpoints/state.json");
+        let state: Option<SpsaState> = if state_path.exists() {
+            Some(read_json(&state_path)?)
+        } else {
+            None
+        };
+        let start = ParamSet::load(kind, &run.join("start.json"))?;
+        let start = match &state {
+            Some(s) => start.from_vec(&s.start_vec),
+            None => start,
+        };
+        let space = Space::new(start, &only)?;
+        Ok(SpsaRun { cfg, space, state })
+    }
+
+    /// The iterations finished.
+    pub fn finished(&self) -> u64 {
+        self.state.as_ref().map_or(0, |s| s.k)
+    }
+
+    /// The iterations the run was started for.
+    pub fn planned(&self) -> Option<u64> {
+        self.cfg["args"]["iterations"].as_u64()
+    }
+
+    /// θ at the start (iteration 0).
+    pub fn start_theta(&self) -> Vec<f64> {
+        self.space.values().iter().map(|&v| v as f64).collect()
+    }
+}
+
 /// The point of the SPSA run in `run` after `iteration` iterations (default: the checkpoint's).
 pub fn theta(run: &Path, iteration: Option<u64>) -> Result<Theta, TuneError> {
-    let cfg: serde_json::Value = read_json(&run.join("config.json"))?;
-    let tuner = cfg["tuner"].as_str().unwrap_or("unknown");
-    if tuner != "spsa" {
-        return Err(TuneError::Params(format!(
-            "{} is a {tuner} run, not an SPSA run: its result is best.json",
-            run.display()
-        )));
-    }
-    let kind: SpaceKind = serde_json::from_value(cfg["args"]["space"].clone())
-        .map_err(|e| TuneError::Params(format!("{}: config.json 'space': {e}", run.display())))?;
-    let only = cfg["args"]["only"].as_str().unwrap_or("");
-    let state_path = run.join("checkpoints/state.json");
-    let state: Option<SpsaState> = if state_path.exists() {
-        Some(read_json(&state_path)?)
-    } else {
-        None
-    };
-    let start = ParamSet::load(kind, &run.join("start.json"))?;
-    let start = match &state {
-        Some(s) => start.from_vec(&s.start_vec),
-        None => start,
-    };
-    let space = Space::new(start, only)?;
-    let finished = state.as_ref().map_or(0, |s| s.k);
-    let start_theta = || space.values().iter().map(|&v| v as f64).collect();
+    let r = SpsaRun::open(run)?;
+    let (space, state) = (&r.space, &r.state);
+    let finished = r.finished();
     let point: Vec<f64> = match iteration {
         Some(n) if n > finished => {
             return Err(TuneError::Params(format!(
@@ -74,9 +107,11 @@ pub fn theta(run: &Path, iteration: Option<u64>) -> Result<Theta, TuneError> {
                 run.display()
             )));
         }
-        Some(0) => start_theta(),
-        Some(n) => row(run, &space.genes(), n)?,
-        None => state.as_ref().map_or_else(start_theta, |s| s.theta.clone()),
+        Some(0) => r.start_theta(),
+        Some(n) => rows(run, &space.genes(), n)?.pop().expect("n rows"),
+        None => state
+            .as_ref()
+            .map_or_else(|| r.start_theta(), |s| s.theta.clone()),
     };
     let values = space.round(&point);
     let file = match &space.base {
@@ -86,13 +121,14 @@ pub fn theta(run: &Path, iteration: Option<u64>) -> Result<Theta, TuneError> {
     Ok(Theta {
         iteration: iteration.unwrap_or(finished),
         finished,
-        planned: cfg["args"]["iterations"].as_u64(),
+        planned: r.planned(),
         file,
     })
 }
 
-/// θ after `n` iterations from `params.csv`, whose row `n - 1` holds it.
-fn row(run: &Path, genes: &[Gene], n: u64) -> Result<Vec<f64>, TuneError> {
+/// θ after each of the first `n` iterations from `params.csv`, whose row `i` holds θ after
+/// iteration `i + 1`.
+pub fn rows(run: &Path, genes: &[Gene], n: u64) -> Result<Vec<Vec<f64>>, TuneError> {
     let path = run.join("params.csv");
     let bad = |what: String| TuneError::Params(format!("{}: {what}", path.display()));
     let text = std::fs::read_to_string(&path).map_err(|e| super::files::io_err(&path, e))?;
@@ -108,33 +144,47 @@ fn row(run: &Path, genes: &[Gene], n: u64) -> Result<Vec<f64>, TuneError> {
     if lines.next() != Some(header.as_str()) {
         return Err(bad("its columns are not the run's parameters".into()));
     }
-    let want = (n - 1).to_string();
-    let line = lines
-        .find(|l| l.split(',').next() == Some(want.as_str()))
-        .ok_or_else(|| bad(format!("no row for iteration {n}")))?;
-    let fields: Vec<&str> = line.split(',').skip(1).collect();
-    if fields.len() != genes.len() {
-        return Err(bad(format!(
-            "the row of iteration {n} has {} values, expected {}",
-            fields.len(),
-            genes.len()
-        )));
+    let mut out = Vec::with_capacity(n as usize);
+    for line in lines {
+        if out.len() as u64 == n {
+            break;
+        }
+        let mut fields = line.split(',');
+        let k = out.len() as u64 + 1;
+        if fields.next() != Some((k - 1).to_string().as_str()) {
+            return Err(bad(format!(
+                "the row of iteration {k} is '{line}': rows must run 0, 1, 2, ..."
+            )));
+        }
+        let fields: Vec<&str> = fields.collect();
+        if fields.len() != genes.len() {
+            return Err(bad(format!(
+                "the row of iteration {k} has {} values, expected {}",
+                fields.len(),
+                genes.len()
+            )));
+        }
+        let values = fields
+            .iter()
+            .zip(genes)
+            .map(|(f, g)| {
+                f.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "iteration {k}: '{}' = '{f}' is not a number",
+                            g.name
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<f64>, TuneError>>()?;
+        out.push(values);
     }
-    fields
-        .iter()
-        .zip(genes)
-        .map(|(f, g)| {
-            f.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| {
-                    bad(format!(
-                        "iteration {n}: '{}' = '{f}' is not a number",
-                        g.name
-                    ))
-                })
-        })
-        .collect()
+    if (out.len() as u64) < n {
+        return Err(bad(format!("no row for iteration {}", out.len() + 1)));
+    }
+    Ok(out)
 }
 
 /// `params/search.json` (the embedded defaults) with the tuned engine options, which must all
