@@ -93,7 +93,7 @@ pub fn chi_square_upper(x: f64, n: usize) -> f64 {
 }
 
 /// The signals of the SPSA run in `run` over iterations `from..to` (`to` default: the
-/// checkpoint's), and `to`.
+/// checkpoint's), with that `to` and the run as read.
 pub fn run_signals(
     run: &Path,
     from: u64,
@@ -159,7 +159,7 @@ pub fn run_signal(a: &SignalArgs) -> anyhow::Result<()> {
     println!(
         "|z| >= 2: {big} of {n} (a random walk: {:.1}); a sum well above {n} is a direction the \
          games have found, well below it a pull back toward a point the run circles",
-        n as f64 * 0.0455
+        n as f64 * (1.0 - erf(std::f64::consts::SQRT_2))
     );
     Ok(())
 }
@@ -268,59 +268,21 @@ mod tests {
         signals(&genes, &path)
     }
 
-    /// An engine run's folder after three iterations of one option.
-    fn run_folder(name: &str, rows: &str, k: u64) -> PathBuf {
-        use crate::tune::engine::{EngineCommand, EngineOption, OptionSet};
-        use crate::tune::files::write_json;
-        use crate::tune::space::ParamSet;
-        use crate::tune::spsa::SpsaState;
-        let d = std::env::temp_dir().join(format!("xqtune-signal-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(d.join("checkpoints")).unwrap();
-        let set = OptionSet {
-            engine: EngineCommand {
-                command: "/bin/engine uci".into(),
-                proto: crate::uci::Protocol::Uci,
-                options: vec![],
-            },
-            options: vec![EngineOption {
-                name: "rfp_margin".into(),
-                value: 90,
-                min: 20,
-                max: 400,
-                step: 10,
-                c_end: None,
-                r_end: None,
-            }],
+    /// An engine run's folder (as `tune spsa --engine` leaves it) of one option, `rfp_margin`
+    /// from 90 with a step of 10.
+    fn run_folder(name: &str, rows: &[&str]) -> PathBuf {
+        use crate::tune::theta::tests::{engine_run, option};
+        let rfp = crate::tune::engine::EngineOption {
+            step: 10,
+            ..option("rfp_margin", 90, 20, 400)
         };
-        std::fs::write(d.join("start.json"), ParamSet::Engine(set).to_json_string()).unwrap();
-        write_json(
-            &d.join("config.json"),
-            &serde_json::json!({"tuner": "spsa", "args": {"space": "engine", "only": "",
-                "iterations": 10}}),
-        )
-        .unwrap();
-        std::fs::write(
-            d.join("params.csv"),
-            format!("iteration,rfp_margin\n{rows}"),
-        )
-        .unwrap();
-        write_json(
-            &d.join("checkpoints/state.json"),
-            &SpsaState {
-                k,
-                theta: vec![0.0],
-                start_vec: vec![90],
-            },
-        )
-        .unwrap();
-        d
+        engine_run(&format!("signal-{name}"), vec![rfp], rows, &[0.0])
     }
 
     #[test]
     fn a_run_folder_is_read_over_any_window_and_bad_windows_are_refused() {
         // 90 -> 100 -> 110 -> 100: steps of one step (10) each
-        let d = run_folder("window", "0,100.000\n1,110.000\n2,100.000\n", 3);
+        let d = run_folder("window", &["0,100.000", "1,110.000", "2,100.000"]);
         let (s, to, _) = run_signals(&d, 0, None).unwrap();
         assert_eq!(to, 3);
         assert_eq!((s[0].from, s[0].to, s[0].moved), (90.0, 100.0, 1.0));

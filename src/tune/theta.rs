@@ -237,7 +237,7 @@ pub fn run_theta(a: &ThetaArgs) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::tune::engine::{EngineCommand, EngineOption, OptionSet};
     use crate::tune::files::write_json;
@@ -250,7 +250,7 @@ mod tests {
         d
     }
 
-    fn option(name: &str, value: i32, min: i32, max: i32) -> EngineOption {
+    pub(crate) fn option(name: &str, value: i32, min: i32, max: i32) -> EngineOption {
         EngineOption {
             name: name.into(),
             value,
@@ -263,7 +263,12 @@ mod tests {
     }
 
     /// An engine run's folder as `tune spsa --engine` leaves it after two iterations.
-    fn engine_run(name: &str, options: Vec<EngineOption>, rows: &[&str], theta: &[f64]) -> PathBuf {
+    pub(crate) fn engine_run(
+        name: &str,
+        options: Vec<EngineOption>,
+        rows: &[&str],
+        theta: &[f64],
+    ) -> PathBuf {
         let d = dir(name);
         let set = OptionSet {
             engine: EngineCommand {
