@@ -101,6 +101,9 @@ pub fn main() -> i32 {
         )
     );
     if !executor_command {
+        if !matches!(cli.command, Some(Command::Options(_))) {
+            quit_when_stdout_closes();
+        }
         return exit_code(run(cli));
     }
     let role = match crate::exec::init(cli.executor) {
@@ -124,6 +127,18 @@ pub fn main() -> i32 {
         r
     };
     exit_code(result)
+}
+
+/// A command that starts no engine ends quietly when the reader of its output goes away
+/// (`xqtune params signal RUN | head`), killed by SIGPIPE as `cat` is, where Rust's default (the
+/// signal ignored) turns the next print into a panic. Commands that start engines keep that
+/// default: an engine that dies mid-game must be an error on its pipe, not the end of xqtune.
+fn quit_when_stdout_closes() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `signal` with the default disposition, before this process starts any thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 /// Every kind of work a worker rank can be sent: the one place that knows them all.

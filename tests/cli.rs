@@ -68,6 +68,25 @@ fn divide_prints_one_line_per_root_move_and_they_sum_to_the_total() {
     assert_eq!(sum, 1128);
 }
 
+/// A command whose reader has gone (`xqtune perft --divide | head -1`) ends as `cat` does,
+/// killed by SIGPIPE with nothing on stderr, not with a panic on its next print.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let child = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args(["perft", "--depth", "2", "--divide"])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run xqtune");
+    let o = child.wait_with_output().expect("wait for xqtune");
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o.status);
+    assert_eq!(stderr(&o), "");
+}
+
 #[test]
 fn bad_arguments_fail_with_a_clear_message() {
     let cases: [(&[&str], &str); 19] = [

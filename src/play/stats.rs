@@ -43,6 +43,21 @@ pub fn score_to_finite_elo(score: f64) -> f64 {
     score_to_elo(score.clamp(1e-6, 1.0 - 1e-6))
 }
 
+/// Half the width in Elo of the 95 % interval `score ± Z95 sd`. Infinite where an end of it
+/// is: a perfect or a zero score (after one decisive game, say) has an interval unbounded on
+/// one side, and `inf - inf` must not print as `NaN`.
+fn elo_half_width(score: f64, sd: f64) -> f64 {
+    let (hi, lo) = (
+        score_to_elo(score + Z95 * sd),
+        score_to_elo(score - Z95 * sd),
+    );
+    if hi.is_finite() && lo.is_finite() {
+        (hi - lo) / 2.0
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// The pentanomial law (pair scores 0, 1/4, .., 1) of mean `s` closest to the observed
 /// `counts` (maximum likelihood under that constraint): `p_k = q_k / (1 + l (a_k - s))` with
 /// the multiplier `l` found by bisection so that the mean is `s`.
@@ -191,8 +206,7 @@ impl MatchResult {
             + self.losses as f64 * s.powi(2)
             + self.draws as f64 * (0.5 - s).powi(2))
             / n;
-        let stdev = (var / n).sqrt();
-        (score_to_elo(s + Z95 * stdev) - score_to_elo(s - Z95 * stdev)) / 2.0
+        elo_half_width(s, (var / n).sqrt())
     }
 
     /// Likelihood of superiority in percent-free form (0..1): `0.5 + 0.5 erf((W-L)/sqrt(2(W+L)))`.
@@ -247,10 +261,7 @@ impl MatchResult {
     /// `EloPentanomial::error`).
     pub fn penta_elo_error(&self) -> f64 {
         match self.pair_moments(false) {
-            Some((n, mean, var)) => {
-                let sd = (var / n).sqrt();
-                (score_to_elo(mean + Z95 * sd) - score_to_elo(mean - Z95 * sd)) / 2.0
-            }
+            Some((n, mean, var)) => elo_half_width(mean, (var / n).sqrt()),
             None => f64::INFINITY,
         }
     }
@@ -262,7 +273,9 @@ impl MatchResult {
                 (mean - 0.5) / (2.0 * var).sqrt() * (800.0 / std::f64::consts::LN_10)
             }
             Some((_, 0.5, _)) => 0.0,
-            _ => f64::NAN,
+            // Every pair scored the same, and not a half: as far from even as a score goes.
+            Some((_, mean, _)) => (mean - 0.5).signum() * f64::INFINITY,
+            None => f64::NAN,
         }
     }
 
@@ -658,6 +671,24 @@ mod tests {
         assert_eq!(r(7, 7, 3, [0; 5]).los(), 0.5);
         let all_wins = r(10, 0, 0, [0, 0, 0, 0, 5]);
         assert_eq!(all_wins.elo(), f64::INFINITY);
+        // One side of the interval is unbounded: its half-width is infinite, never NaN.
+        assert_eq!(all_wins.elo_error(), f64::INFINITY);
+        assert_eq!(all_wins.penta_elo_error(), f64::INFINITY);
+        assert_eq!(all_wins.normalized_elo(), f64::INFINITY);
+        let one_loss = r(0, 1, 0, [0; 5]);
+        assert_eq!(
+            (one_loss.elo(), one_loss.elo_error()),
+            (f64::NEG_INFINITY, f64::INFINITY)
+        );
+        let all_draws = r(0, 0, 4, [0, 0, 2, 0, 0]);
+        assert_eq!(
+            (all_draws.elo_error(), all_draws.normalized_elo()),
+            (0.0, 0.0)
+        );
+        for m in [all_wins, one_loss, all_draws] {
+            let lines = crate::play::result_lines("a", "b", &m, None).join("\n");
+            assert!(!lines.contains("NaN"), "{lines}");
+        }
         assert!(all_wins.llr(0.0, 5.0) > 0.0);
     }
 

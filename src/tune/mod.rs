@@ -34,6 +34,7 @@ pub mod stop;
 pub mod texel;
 pub mod theta;
 pub mod verify;
+pub mod walk;
 
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;

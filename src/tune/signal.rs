@@ -15,7 +15,9 @@
 
 use super::TuneError;
 use super::space::Gene;
-use super::theta::{SpsaRun, rows};
+use super::spsa::params_rows;
+use super::theta::SpsaRun;
+use super::walk::Walk;
 use crate::play::stats::erf;
 use std::path::{Path, PathBuf};
 
@@ -49,24 +51,22 @@ pub struct ParamSignal {
 /// The parameters' signals over a path of θ (`path[0]` the window's start, then θ after
 /// each iteration), sorted by |z|, largest first.
 pub fn signals(genes: &[Gene], path: &[Vec<f64>]) -> Vec<ParamSignal> {
+    let Some(walk) = Walk::new(path) else {
+        return vec![];
+    };
     let mut out: Vec<ParamSignal> = genes
         .iter()
         .enumerate()
         .map(|(i, g)| {
             let step = g.step() as f64;
-            let from = path.first().map_or(0.0, |p| p[i]);
-            let to = path.last().map_or(0.0, |p| p[i]);
-            let sq: f64 = path.windows(2).map(|w| (w[1][i] - w[0][i]).powi(2)).sum();
-            let noise = sq.sqrt() / step;
-            let moved = (to - from) / step;
-            let z = if noise > 0.0 { moved / noise } else { 0.0 };
+            let (moved, noise) = walk.moved_and_noise(i);
             ParamSignal {
                 name: g.name.clone(),
-                from,
-                to,
-                moved,
-                noise,
-                z,
+                from: path[0][i],
+                to: path[path.len() - 1][i],
+                moved: moved / step,
+                noise: noise / step,
+                z: walk.z(i),
             }
         })
         .collect();
@@ -77,7 +77,7 @@ pub fn signals(genes: &[Gene], path: &[Vec<f64>]) -> Vec<ParamSignal> {
 /// Σz² over the parameters that moved, and how many they are.
 pub fn chi_square(s: &[ParamSignal]) -> (f64, usize) {
     let moved: Vec<&ParamSignal> = s.iter().filter(|p| p.noise > 0.0).collect();
-    (moved.iter().map(|p| p.z * p.z).sum(), moved.len())
+    (moved.iter().fold(0.0, |x, p| x + p.z * p.z), moved.len())
 }
 
 /// P(χ²(n) ≥ x), by the Wilson–Hilferty cube-root approximation (within about 0.01 from a
@@ -115,7 +115,7 @@ pub fn run_signals(
     }
     let genes = r.space.genes();
     let mut path = vec![r.start_theta()];
-    path.extend(rows(run, &genes, to)?);
+    path.extend(params_rows(run, &genes, to)?);
     let path = &path[from as usize..];
     Ok((signals(&genes, path), to, r))
 }

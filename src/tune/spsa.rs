@@ -14,6 +14,7 @@ use super::files::{self, CsvLog, csv_float};
 use super::space::{Gene, ParamSet, Space};
 use super::stop::install_ctrlc;
 use super::verify::{play_against_pool, play_pairs_games};
+use super::walk::Walk;
 use crate::play::MatchResult;
 use crate::play::game::GameRecord;
 use crate::play::pgn::{PgnHeader, game_pgn};
@@ -22,7 +23,7 @@ use crate::util::{flags, mix};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `xqtune tune spsa`.
 #[derive(clap::Args, Debug, Clone)]
@@ -265,8 +266,9 @@ pub struct SpsaTuner<F> {
     theta0: Vec<f64>,
     /// `params.csv`, opened (and cut to the checkpoint) at the first step.
     history: Option<CsvLog>,
-    /// θ+'s scores of the last 50 iterations, for the progress message.
-    recent: Vec<f64>,
+    /// θ's path as `params.csv` holds it, for the progress message's test against a random
+    /// walk (read back from the file at the first step of a resumed run).
+    walk: Option<Walk>,
     play: F,
 }
 
@@ -294,7 +296,7 @@ impl<F: Play> SpsaTuner<F> {
             start: ctx.start.clone(),
             schedule,
             history: None,
-            recent: Vec::new(),
+            walk: None,
             play,
         }
     }
@@ -327,17 +329,25 @@ impl<F: Play> Tuner for SpsaTuner<F> {
     fn banner(&self) -> String {
         let a = &self.settings.tuner;
         let pairs = pairs_per_iteration(a.games);
-        let line = format!(
-            "spsa: {} parameters, {} iterations of {} games",
-            self.space.len(),
-            a.iterations,
-            2 * pairs
-        );
         // θ+ and θ− each play the pairs against an opponent pool, against each other without.
         let sides = match self.settings.common.opponents() {
             Ok(pool) if !pool.is_empty() => 2,
             _ => 1,
         };
+        let games = if sides == 2 {
+            format!(
+                "{} games (θ+ and θ− each play {} against the opponents)",
+                4 * pairs,
+                2 * pairs
+            )
+        } else {
+            format!("{} games (θ+ against θ−)", 2 * pairs)
+        };
+        let line = format!(
+            "spsa: {} parameters, {} iterations of {games}",
+            self.space.len(),
+            a.iterations,
+        );
         let at_once = (2 * pairs * sides) as usize;
         // The whole job's threads: under MPI every rank's.
         let threads = crate::exec::slots(self.settings.common.threads());
@@ -370,12 +380,13 @@ impl<F: Play> Tuner for SpsaTuner<F> {
         let history = match &mut self.history {
             Some(h) => h,
             None => {
-                let names: Vec<&str> = genes.iter().map(|g| g.name.as_str()).collect();
-                self.history.insert(CsvLog::open(
+                let log = CsvLog::open(
                     &self.dir.join("params.csv"),
-                    &format!("iteration,{}", names.join(",")),
+                    &params_header(genes),
                     state.k as usize,
-                )?)
+                )?;
+                self.walk = Some(walk_so_far(&self.dir, genes, &self.theta0, state.k)?);
+                self.history.insert(log)
             }
         };
         let k = state.k;
@@ -408,10 +419,18 @@ impl<F: Play> Tuner for SpsaTuner<F> {
         let mut row = vec![k.to_string()];
         row.extend(state.theta.iter().map(|&t| format!("{t:.3}")));
         history.row(&row)?;
-        self.recent.push(score);
-        if self.recent.len() > 50 {
-            self.recent.remove(0);
-        }
+        // The walk takes θ as the row wrote it, so that it is `params signal`'s to the digit.
+        let written: Vec<f64> = row[1..]
+            .iter()
+            .map(|t| t.parse().expect("a number just formatted"))
+            .collect();
+        let (chi, moved) = match &mut self.walk {
+            Some(w) => {
+                w.push(&written);
+                w.chi_square()
+            }
+            None => (0.0, 0),
+        };
         Ok(Some(Step {
             row: vec![
                 k.to_string(),
@@ -423,8 +442,8 @@ impl<F: Play> Tuner for SpsaTuner<F> {
                 csv_float(r_rel),
             ],
             message: format!(
-                "drift {distance:.2} steps, θ+ score (last 50) {:.3}{}",
-                self.recent.iter().sum::<f64>() / self.recent.len() as f64,
+                "drift {distance:.2} steps, {}{}",
+                walk_text(chi, moved),
                 current_values(&self.space, &state.theta)
             ),
         }))
@@ -443,6 +462,84 @@ impl<F: Play> SpsaTuner<F> {
     fn best_genes(&mut self, state: &mut SpsaState) -> Result<Vec<i32>, TuneError> {
         Ok(self.space.round(&state.theta))
     }
+}
+
+/// `params.csv`'s first line: the iteration, then each parameter by name.
+fn params_header(genes: &[Gene]) -> String {
+    let names: Vec<&str> = genes.iter().map(|g| g.name.as_str()).collect();
+    format!("iteration,{}", names.join(","))
+}
+
+/// θ after each of the first `n` iterations from `params.csv`, whose row `i` holds θ after
+/// iteration `i + 1`.
+pub fn params_rows(run: &Path, genes: &[Gene], n: u64) -> Result<Vec<Vec<f64>>, TuneError> {
+    let path = run.join("params.csv");
+    let bad = |what: String| TuneError::Params(format!("{}: {what}", path.display()));
+    let text = std::fs::read_to_string(&path).map_err(|e| files::io_err(&path, e))?;
+    let mut lines = text.lines();
+    if lines.next() != Some(params_header(genes).as_str()) {
+        return Err(bad("its columns are not the run's parameters".into()));
+    }
+    let mut out = Vec::with_capacity(n as usize);
+    for line in lines {
+        if out.len() as u64 == n {
+            break;
+        }
+        let mut fields = line.split(',');
+        let k = out.len() as u64 + 1;
+        if fields.next() != Some((k - 1).to_string().as_str()) {
+            return Err(bad(format!(
+                "the row of iteration {k} is '{line}': rows must run 0, 1, 2, ..."
+            )));
+        }
+        let fields: Vec<&str> = fields.collect();
+        if fields.len() != genes.len() {
+            return Err(bad(format!(
+                "the row of iteration {k} has {} values, expected {}",
+                fields.len(),
+                genes.len()
+            )));
+        }
+        let values = fields
+            .iter()
+            .zip(genes)
+            .map(|(f, g)| {
+                f.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "iteration {k}: '{}' = '{f}' is not a number",
+                            g.name
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<f64>, TuneError>>()?;
+        out.push(values);
+    }
+    if (out.len() as u64) < n {
+        return Err(bad(format!("no row for iteration {}", out.len() + 1)));
+    }
+    Ok(out)
+}
+
+/// The progress line's test of the path against a random walk (`params signal`'s last lines).
+fn walk_text(chi: f64, moved: usize) -> String {
+    if moved == 0 {
+        return "no parameter has moved".into();
+    }
+    format!(
+        "Σz² {chi:.1} over {moved} (a random walk: {moved} ± {:.1})",
+        (2.0 * moved as f64).sqrt()
+    )
+}
+
+/// θ's path over the first `k` iterations of the run in `dir`, from `start` through the rows of
+/// `params.csv`: where a resumed run's progress line takes up the walk.
+fn walk_so_far(dir: &Path, genes: &[Gene], start: &[f64], k: u64) -> Result<Walk, TuneError> {
+    let mut path = vec![start.to_vec()];
+    path.extend(params_rows(dir, genes, k)?);
+    Ok(Walk::new(&path).expect("the path has its start"))
 }
 
 /// `games/iteration-NNNNN.pgn` of iteration `k` (written whole, so a resumed run rewrites
@@ -836,6 +933,15 @@ mod run_tests {
             read(&resumed.dir, "params.csv")
         );
         assert_eq!(read(&full.dir, "params.csv").lines().count(), 121);
+        // The walk a resumed run's progress line takes up is `params signal`'s.
+        let (signals, _, run) = super::super::signal::run_signals(&part.dir, 0, Some(37)).unwrap();
+        let walk = walk_so_far(&part.dir, &run.space.genes(), &run.start_theta(), 37).unwrap();
+        let (x, n) = walk.chi_square();
+        let (y, m) = super::super::signal::chi_square(&signals);
+        assert!(
+            n == m && n > 0 && (x - y).abs() < 1e-9,
+            "{x} over {n}, {y} over {m}"
+        );
         // every tuned parameter moved toward its target
         let start: Vec<i32> = Space::new(
             ParamSet::default_of(super::super::space::SpaceKind::Eval),

@@ -11,7 +11,7 @@
 use super::TuneError;
 use super::files::read_json;
 use super::space::{Gene, ParamSet, Space, SpaceKind};
-use super::spsa::SpsaState;
+use super::spsa::{SpsaState, params_rows};
 use crate::search::SearchParams;
 use std::path::{Path, PathBuf};
 
@@ -108,7 +108,7 @@ pub fn theta(run: &Path, iteration: Option<u64>) -> Result<Theta, TuneError> {
             )));
         }
         Some(0) => r.start_theta(),
-        Some(n) => rows(run, &space.genes(), n)?.pop().expect("n rows"),
+        Some(n) => params_rows(run, &space.genes(), n)?.pop().expect("n rows"),
         None => state
             .as_ref()
             .map_or_else(|| r.start_theta(), |s| s.theta.clone()),
@@ -124,67 +124,6 @@ pub fn theta(run: &Path, iteration: Option<u64>) -> Result<Theta, TuneError> {
         planned: r.planned(),
         file,
     })
-}
-
-/// θ after each of the first `n` iterations from `params.csv`, whose row `i` holds θ after
-/// iteration `i + 1`.
-pub fn rows(run: &Path, genes: &[Gene], n: u64) -> Result<Vec<Vec<f64>>, TuneError> {
-    let path = run.join("params.csv");
-    let bad = |what: String| TuneError::Params(format!("{}: {what}", path.display()));
-    let text = std::fs::read_to_string(&path).map_err(|e| super::files::io_err(&path, e))?;
-    let mut lines = text.lines();
-    let header = format!(
-        "iteration,{}",
-        genes
-            .iter()
-            .map(|g| g.name.as_str())
-            .collect::<Vec<_>>()
-            .join(",")
-    );
-    if lines.next() != Some(header.as_str()) {
-        return Err(bad("its columns are not the run's parameters".into()));
-    }
-    let mut out = Vec::with_capacity(n as usize);
-    for line in lines {
-        if out.len() as u64 == n {
-            break;
-        }
-        let mut fields = line.split(',');
-        let k = out.len() as u64 + 1;
-        if fields.next() != Some((k - 1).to_string().as_str()) {
-            return Err(bad(format!(
-                "the row of iteration {k} is '{line}': rows must run 0, 1, 2, ..."
-            )));
-        }
-        let fields: Vec<&str> = fields.collect();
-        if fields.len() != genes.len() {
-            return Err(bad(format!(
-                "the row of iteration {k} has {} values, expected {}",
-                fields.len(),
-                genes.len()
-            )));
-        }
-        let values = fields
-            .iter()
-            .zip(genes)
-            .map(|(f, g)| {
-                f.parse::<f64>()
-                    .ok()
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| {
-                        bad(format!(
-                            "iteration {k}: '{}' = '{f}' is not a number",
-                            g.name
-                        ))
-                    })
-            })
-            .collect::<Result<Vec<f64>, TuneError>>()?;
-        out.push(values);
-    }
-    if (out.len() as u64) < n {
-        return Err(bad(format!("no row for iteration {}", out.len() + 1)));
-    }
-    Ok(out)
 }
 
 /// `params/search.json` (the embedded defaults) with the tuned engine options, which must all
