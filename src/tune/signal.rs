@@ -48,12 +48,9 @@ pub struct ParamSignal {
     pub z: f64,
 }
 
-/// The parameters' signals over a path of θ (`path[0]` the window's start, then θ after
-/// each iteration), sorted by |z|, largest first.
-pub fn signals(genes: &[Gene], path: &[Vec<f64>]) -> Vec<ParamSignal> {
-    let Some(walk) = Walk::new(path) else {
-        return vec![];
-    };
+/// The parameters' signals over a walk of θ, sorted by |z|, largest first.
+pub fn signals(genes: &[Gene], walk: &Walk) -> Vec<ParamSignal> {
+    let (from, to) = walk.ends();
     let mut out: Vec<ParamSignal> = genes
         .iter()
         .enumerate()
@@ -62,8 +59,8 @@ pub fn signals(genes: &[Gene], path: &[Vec<f64>]) -> Vec<ParamSignal> {
             let (moved, noise) = walk.moved_and_noise(i);
             ParamSignal {
                 name: g.name.clone(),
-                from: path[0][i],
-                to: path[path.len() - 1][i],
+                from: from[i],
+                to: to[i],
                 moved: moved / step,
                 noise: noise / step,
                 z: walk.z(i),
@@ -72,12 +69,6 @@ pub fn signals(genes: &[Gene], path: &[Vec<f64>]) -> Vec<ParamSignal> {
         .collect();
     out.sort_by(|a, b| b.z.abs().total_cmp(&a.z.abs()).then(a.name.cmp(&b.name)));
     out
-}
-
-/// Σz² over the parameters that moved, and how many they are.
-pub fn chi_square(s: &[ParamSignal]) -> (f64, usize) {
-    let moved: Vec<&ParamSignal> = s.iter().filter(|p| p.noise > 0.0).collect();
-    (moved.iter().fold(0.0, |x, p| x + p.z * p.z), moved.len())
 }
 
 /// P(χ²(n) ≥ x), by the Wilson–Hilferty cube-root approximation (within about 0.01 from a
@@ -92,13 +83,21 @@ pub fn chi_square_upper(x: f64, n: usize) -> f64 {
     0.5 * (1.0 - erf(t / std::f64::consts::SQRT_2))
 }
 
+/// An SPSA run's path over a window, read.
+#[derive(Debug)]
+pub struct RunSignals {
+    /// Per parameter, largest |z| first.
+    pub params: Vec<ParamSignal>,
+    /// The window's walk (its Σz² is the verdict).
+    pub walk: Walk,
+    /// The window's last point.
+    pub to: u64,
+    pub run: SpsaRun,
+}
+
 /// The signals of the SPSA run in `run` over iterations `from..to` (`to` default: the
-/// checkpoint's), with that `to` and the run as read.
-pub fn run_signals(
-    run: &Path,
-    from: u64,
-    to: Option<u64>,
-) -> Result<(Vec<ParamSignal>, u64, SpsaRun), TuneError> {
+/// checkpoint's).
+pub fn run_signals(run: &Path, from: u64, to: Option<u64>) -> Result<RunSignals, TuneError> {
     let r = SpsaRun::open(run)?;
     let finished = r.finished();
     let to = to.unwrap_or(finished);
@@ -116,13 +115,23 @@ pub fn run_signals(
     let genes = r.space.genes();
     let mut path = vec![r.start_theta()];
     path.extend(params_rows(run, &genes, to)?);
-    let path = &path[from as usize..];
-    Ok((signals(&genes, path), to, r))
+    let walk = Walk::new(&path[from as usize..]).expect("from < to leaves two points at least");
+    Ok(RunSignals {
+        params: signals(&genes, &walk),
+        walk,
+        to,
+        run: r,
+    })
 }
 
 /// `xqtune params signal`: one line per parameter, then the whole run's verdict.
 pub fn run_signal(a: &SignalArgs) -> anyhow::Result<()> {
-    let (s, to, r) = run_signals(&a.run, a.from, a.to)?;
+    let RunSignals {
+        params: s,
+        walk,
+        to,
+        run: r,
+    } = run_signals(&a.run, a.from, a.to)?;
     let planned = r
         .planned()
         .map_or(String::new(), |p| format!(", {p} planned"));
@@ -143,7 +152,7 @@ pub fn run_signal(a: &SignalArgs) -> anyhow::Result<()> {
             p.name, p.from, p.to, p.moved, p.noise, p.z
         );
     }
-    let (x, n) = chi_square(&s);
+    let (x, n) = walk.chi_square();
     let big = s.iter().filter(|p| p.z.abs() >= 2.0).count();
     println!(
         "moved and noise in steps; z = moved / noise, about N(0, 1) for a parameter the games \
@@ -201,7 +210,8 @@ mod tests {
             vec![3.0, 10.0, 5.0],
             vec![4.0, 10.0, 5.0],
         ];
-        let s = signals(&genes, &path);
+        let walk = Walk::new(&path).unwrap();
+        let s = signals(&genes, &walk);
         assert_eq!(
             s,
             vec![
@@ -232,7 +242,7 @@ mod tests {
             ]
         );
         // c never moved: it is not counted
-        assert_eq!(chi_square(&s), (4.0, 2));
+        assert_eq!(walk.chi_square(), (4.0, 2));
     }
 
     #[test]
@@ -245,7 +255,7 @@ mod tests {
     }
 
     /// A simulated SPSA: one parameter the result depends on, the rest ignored by it.
-    fn simulate(gradient: f64, iterations: usize, seed: u64) -> Vec<ParamSignal> {
+    fn simulate(gradient: f64, iterations: usize, seed: u64) -> (Vec<ParamSignal>, Walk) {
         let n = 20;
         let genes: Vec<Gene> = (0..n).map(|i| gene(&format!("p{i:02}"), 1)).collect();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -265,7 +275,8 @@ mod tests {
             }
             path.push(theta.clone());
         }
-        signals(&genes, &path)
+        let walk = Walk::new(&path).unwrap();
+        (signals(&genes, &walk), walk)
     }
 
     /// An engine run's folder (as `tune spsa --engine` leaves it) of one option, `rfp_margin`
@@ -283,13 +294,13 @@ mod tests {
     fn a_run_folder_is_read_over_any_window_and_bad_windows_are_refused() {
         // 90 -> 100 -> 110 -> 100: steps of one step (10) each
         let d = run_folder("window", &["0,100.000", "1,110.000", "2,100.000"]);
-        let (s, to, _) = run_signals(&d, 0, None).unwrap();
+        let RunSignals { params: s, to, .. } = run_signals(&d, 0, None).unwrap();
         assert_eq!(to, 3);
         assert_eq!((s[0].from, s[0].to, s[0].moved), (90.0, 100.0, 1.0));
         assert!((s[0].noise - 3f64.sqrt()).abs() < 1e-12);
-        let (s, _, _) = run_signals(&d, 1, Some(2)).unwrap();
+        let s = run_signals(&d, 1, Some(2)).unwrap().params;
         assert_eq!((s[0].from, s[0].to, s[0].z), (100.0, 110.0, 1.0));
-        let (s, _, _) = run_signals(&d, 0, Some(2)).unwrap();
+        let s = run_signals(&d, 0, Some(2)).unwrap().params;
         assert!((s[0].z - 2f64.sqrt()).abs() < 1e-12);
         let e = run_signals(&d, 0, Some(4)).unwrap_err().to_string();
         assert!(e.contains("--to 4") && e.contains("finished 3"), "{e}");
@@ -307,15 +318,15 @@ mod tests {
 
     #[test]
     fn a_real_gradient_stands_out_and_pure_noise_does_not() {
-        let s = simulate(0.05, 400, 7);
+        let (s, walk) = simulate(0.05, 400, 7);
         assert_eq!(s[0].name, "p00");
         assert!(s[0].z > 4.0, "{:?}", s[0]);
         assert!(s[1..].iter().all(|p| p.z.abs() < 3.5), "{s:?}");
-        let (x, n) = chi_square(&s);
+        let (x, n) = walk.chi_square();
         assert!(chi_square_upper(x, n) < 0.001, "{x} over {n}");
 
-        let s = simulate(0.0, 400, 7);
-        let (x, n) = chi_square(&s);
+        let (_, walk) = simulate(0.0, 400, 7);
+        let (x, n) = walk.chi_square();
         assert_eq!(n, 20);
         assert!(chi_square_upper(x, n) > 0.01, "{x} over {n}");
     }

@@ -34,6 +34,11 @@ impl Walk {
         }
     }
 
+    /// Where the path started and where it stands now.
+    pub fn ends(&self) -> (&[f64], &[f64]) {
+        (&self.start, &self.last)
+    }
+
     /// Parameter `i`'s net move and the root sum of its squared moves, in its own units.
     pub fn moved_and_noise(&self, i: usize) -> (f64, f64) {
         (self.last[i] - self.start[i], self.squares[i].sqrt())
@@ -85,15 +90,11 @@ mod tests {
             step.push(t);
         }
         assert_eq!(step, w);
+        assert_eq!(w.ends(), (&path[0][..], &path[3][..]));
         assert_eq!(Walk::new(&[]), None);
         // Nothing moved: a plain zero, not the -0.0 of an empty sum.
-        assert_eq!(Walk::new(&path[..1]).unwrap().chi_square(), (0.0, 0));
-        assert!(
-            Walk::new(&path[..1])
-                .unwrap()
-                .chi_square()
-                .0
-                .is_sign_positive()
-        );
+        let (x, n) = Walk::new(&path[..1]).unwrap().chi_square();
+        assert_eq!((x, n), (0.0, 0));
+        assert!(x.is_sign_positive());
     }
 }
