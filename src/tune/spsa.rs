@@ -376,7 +376,7 @@ impl<F: Play> Tuner for SpsaTuner<F> {
     fn step(&mut self, state: &mut SpsaState) -> Result<Option<Step>, TuneError> {
         let (genes, sch) = (&self.genes, &self.schedule);
         let (history, walk) = match &mut self.history {
-            Some((h, w)) => (h, w),
+            Some(h) => h,
             None => {
                 let log = CsvLog::open(
                     &self.dir.join("params.csv"),
@@ -384,8 +384,7 @@ impl<F: Play> Tuner for SpsaTuner<F> {
                     state.k as usize,
                 )?;
                 let walk = walk_so_far(&self.dir, genes, &self.theta0, state.k)?;
-                let (h, w) = self.history.insert((log, walk));
-                (h, w)
+                self.history.insert((log, walk))
             }
         };
         let k = state.k;
