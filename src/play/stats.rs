@@ -143,6 +143,44 @@ pub fn json_number(x: f64) -> serde_json::Value {
     }
 }
 
+/// Serde helpers for a figure that may not be finite (a perfect score's Elo, the error bar of
+/// a one-sided result): a JSON number where it is finite, else its text (`inf`, `-inf`, `NaN`),
+/// as [`json_number`] writes it. Reading takes either, and `null` (what serde_json wrote for
+/// a non-finite float before) as `NaN`.
+pub mod json_float {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_str(&v.to_string())
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Figure {
+            Number(f64),
+            Text(String),
+            Null(()),
+        }
+        match Figure::deserialize(d)? {
+            Figure::Number(x) => Ok(x),
+            Figure::Null(()) => Ok(f64::NAN),
+            Figure::Text(t) => match t.as_str() {
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                "NaN" => Ok(f64::NAN),
+                _ => Err(serde::de::Error::custom(format!(
+                    "expected a number, \"inf\", \"-inf\" or \"NaN\", found \"{t}\""
+                ))),
+            },
+        }
+    }
+}
+
 impl MatchResult {
     /// The counts and every statistic, as the `summary.json` of a match and of each pairing
     /// of a tournament write them.
@@ -355,11 +393,16 @@ pub struct MatchStats {
     pub draws: u32,
     pub losses: u32,
     pub pentanomial: [u32; 5],
+    #[serde(with = "json_float")]
     pub score: f64,
+    #[serde(with = "json_float")]
     pub elo: f64,
-    /// Half-width of the 95% confidence interval, in Elo.
+    /// Half-width of the 95% confidence interval, in Elo; infinite where an end of the
+    /// interval is (a perfect or a zero score), so that no test reads it as significant.
+    #[serde(with = "json_float")]
     pub elo_error: f64,
     /// Likelihood of superiority (probability that the true Elo is above zero).
+    #[serde(with = "json_float")]
     pub los: f64,
 }
 
@@ -381,13 +424,21 @@ impl From<&MatchResult> for MatchStats {
             pentanomial: r.pentanomial,
             score: if paired { elo_to_score(elo) } else { r.score() },
             elo,
-            elo_error: if elo_error.is_finite() {
-                elo_error
-            } else {
-                0.0
-            },
+            elo_error,
             los: r.los(),
         }
+    }
+}
+
+impl MatchStats {
+    /// Whether the 95% interval lies wholly above zero; never where it is unbounded.
+    pub fn above_zero(&self) -> bool {
+        self.elo_error.is_finite() && self.elo - self.elo_error > 0.0
+    }
+
+    /// Whether the 95% interval lies wholly below zero; never where it is unbounded.
+    pub fn below_zero(&self) -> bool {
+        self.elo_error.is_finite() && self.elo + self.elo_error < 0.0
     }
 }
 
@@ -690,6 +741,41 @@ mod tests {
             assert!(!lines.contains("NaN"), "{lines}");
         }
         assert!(all_wins.llr(0.0, 5.0) > 0.0);
+    }
+
+    #[test]
+    fn match_stats_of_a_one_sided_result_are_not_significant_and_round_trip() {
+        // Five pairs all won: the Elo and its error bar are infinite, and the interval,
+        // unbounded, lies neither above nor below zero.
+        let s = MatchStats::from(&r(10, 0, 0, [0, 0, 0, 0, 5]));
+        assert_eq!((s.elo, s.elo_error), (f64::INFINITY, f64::INFINITY));
+        assert!(!s.above_zero() && !s.below_zero());
+        let lost = MatchStats::from(&r(0, 10, 0, [5, 0, 0, 0, 0]));
+        assert_eq!(
+            (lost.elo, lost.elo_error),
+            (f64::NEG_INFINITY, f64::INFINITY)
+        );
+        assert!(!lost.above_zero() && !lost.below_zero());
+        // A bounded interval decides: 240-60 over 200 pairs lies above zero.
+        let won = MatchStats::from(&r(240, 60, 100, [4, 16, 60, 80, 40]));
+        assert!(won.above_zero() && !won.below_zero());
+        // JSON has no infinity: the figures travel as text and read back exactly.
+        for st in [&s, &lost, &won] {
+            let text = serde_json::to_string(st).unwrap();
+            let back: MatchStats = serde_json::from_str(&text).unwrap();
+            assert_eq!(&back, st, "{text}");
+        }
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(text.contains(r#""elo":"inf","elo_error":"inf""#), "{text}");
+        // A file written before (serde_json's null for a non-finite float) still reads.
+        let old = text.replace(r#""inf""#, "null");
+        let back: MatchStats = serde_json::from_str(&old).unwrap();
+        assert!(back.elo.is_nan() && back.elo_error.is_nan() && !back.above_zero());
+        let bad = text.replace(r#""elo":"inf""#, r#""elo":"lots""#);
+        let err = serde_json::from_str::<MatchStats>(&bad)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("lots"), "{err}");
     }
 
     #[test]

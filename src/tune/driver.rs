@@ -448,7 +448,7 @@ pub fn promotion_advice(
              and more games would not change that decision",
             common.elo0
         ),
-        Some(v) if v.stats.elo + v.stats.elo_error < 0.0 => format!(
+        Some(v) if v.stats.below_zero() => format!(
             "{refuse}. The tuned side is significantly weaker ({:+.1} ± {:.1} Elo over {} games)",
             v.stats.elo, v.stats.elo_error, v.stats.games
         ),

@@ -200,13 +200,33 @@ impl Verification {
 
 /// Where the 95% interval of `st` lies against zero.
 fn interval_text(st: &MatchStats) -> &'static str {
-    if st.elo - st.elo_error > 0.0 {
+    if !st.elo_error.is_finite() {
+        "is unbounded (a one-sided result: too few games to bound it)"
+    } else if st.above_zero() {
         "lies above zero"
-    } else if st.elo + st.elo_error < 0.0 {
+    } else if st.below_zero() {
         "lies below zero"
     } else {
         "includes zero"
     }
+}
+
+/// A fixed match's verdict and whether it shows a gain: only where the 95% interval lies
+/// wholly above zero.
+fn fixed_verdict(st: &MatchStats) -> (String, bool) {
+    let sig = st.above_zero();
+    let text = format!(
+        "the 95% interval {}: {}",
+        interval_text(st),
+        if sig {
+            "the gain is significant"
+        } else if st.below_zero() {
+            "the tuned side is significantly weaker"
+        } else {
+            "no significant gain"
+        }
+    );
+    (text, sig)
 }
 
 /// Tuned against start: SPRT (elo0, elo1, alpha = beta = 0.05) checked after every batch of
@@ -438,23 +458,7 @@ pub fn verify_engines(
                 false,
             ),
         },
-        _ => {
-            let sig = st.elo - st.elo_error > 0.0;
-            (
-                format!(
-                    "the 95% interval {}: {}",
-                    interval_text(&st),
-                    if sig {
-                        "the gain is significant"
-                    } else if st.elo + st.elo_error < 0.0 {
-                        "the tuned side is significantly weaker"
-                    } else {
-                        "no significant gain"
-                    }
-                ),
-                sig,
-            )
-        }
+        _ => fixed_verdict(&st),
     };
     Ok(Some(Verification {
         mode: common.verify,
@@ -481,6 +485,38 @@ mod tests {
     struct T {
         #[command(flatten)]
         a: CommonArgs,
+    }
+
+    /// A fixed match won game for game has no bounded interval: it is no significant gain
+    /// (the error bar was once written as 0, and `+inf ± 0` passed), nor is one lost so a
+    /// significant loss; a bounded interval above zero is a gain.
+    #[test]
+    fn a_one_sided_fixed_match_is_not_significant() {
+        let of = |w, l, d, p| {
+            MatchStats::from(&MatchResult {
+                wins: w,
+                losses: l,
+                draws: d,
+                pentanomial: p,
+            })
+        };
+        let (text, sig) = fixed_verdict(&of(4, 0, 0, [0, 0, 0, 0, 2]));
+        assert!(!sig, "{text}");
+        assert_eq!(
+            text,
+            "the 95% interval is unbounded (a one-sided result: too few games to bound it): \
+             no significant gain"
+        );
+        let (text, sig) = fixed_verdict(&of(0, 4, 0, [2, 0, 0, 0, 0]));
+        assert!(!sig && text.ends_with("no significant gain"), "{text}");
+        let (text, sig) = fixed_verdict(&of(240, 60, 100, [4, 16, 60, 80, 40]));
+        assert!(sig, "{text}");
+        assert_eq!(
+            text,
+            "the 95% interval lies above zero: the gain is significant"
+        );
+        let (text, sig) = fixed_verdict(&of(60, 240, 100, [40, 80, 60, 16, 4]));
+        assert!(!sig && text.ends_with("significantly weaker"), "{text}");
     }
 
     /// `--variant jieqi`: the tuners' games (and so the verification match) are seeded deals,
