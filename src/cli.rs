@@ -132,7 +132,8 @@ pub fn main() -> i32 {
 /// A command that starts no engine ends quietly when the reader of its output goes away
 /// (`xqtune params signal RUN | head`), killed by SIGPIPE as `cat` is, where Rust's default (the
 /// signal ignored) turns the next print into a panic. Commands that start engines keep that
-/// default: an engine that dies mid-game must be an error on its pipe, not the end of xqtune.
+/// default: an engine that dies mid-game must be an error on its pipe, not the end of xqtune;
+/// their lines go through [`crate::outln!`], which ends them by SIGPIPE all the same.
 fn quit_when_stdout_closes() {
     #[cfg(target_os = "linux")]
     // SAFETY: `signal` with the default disposition, before this process starts any thread.

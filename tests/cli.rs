@@ -87,6 +87,38 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
     assert_eq!(stderr(&o), "");
 }
 
+/// A command that starts engines keeps SIGPIPE ignored for their pipes, yet a closed stdout
+/// (`xqtune match … | head -1`) still ends it by SIGPIPE on its next line, not with a panic.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_closed_output_pipe_ends_a_match_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = std::env::temp_dir().join(format!("xqtune-cli-pipe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let child = Command::new(env!("CARGO_BIN_EXE_xqtune"))
+        .args([
+            "match",
+            "--nodes",
+            "200",
+            "--games",
+            "2",
+            "--concurrency",
+            "1",
+        ])
+        .current_dir(&dir)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run xqtune");
+    let o = child.wait_with_output().expect("wait for xqtune");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o.status);
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
 #[test]
 fn bad_arguments_fail_with_a_clear_message() {
     let cases: [(&[&str], &str); 19] = [

@@ -380,13 +380,13 @@ pub fn run_cli(args: &BookArgs) -> Result<()> {
         file.set_len(0)?;
         writeln!(file, "{SCORES_TAG} {key}")?;
     } else if scores.len() == lines.len() {
-        println!(
+        crate::outln!(
             "book: the {} openings were scored before ({}); filtering again",
             lines.len(),
             scores_file.display()
         );
     } else {
-        println!(
+        crate::outln!(
             "book: resuming after {} of {} openings",
             scores.len(),
             lines.len()
@@ -443,7 +443,7 @@ pub fn run_cli(args: &BookArgs) -> Result<()> {
     file.sync_data()?;
     if scores.len() < lines.len() {
         bar.abandon();
-        println!(
+        crate::outln!(
             "stopped after {} of {} openings; run the same command again to continue",
             scores.len(),
             lines.len()
@@ -451,9 +451,9 @@ pub fn run_cli(args: &BookArgs) -> Result<()> {
         return Ok(());
     }
     bar.finish();
-    println!("scores for the better side (centipawns): openings");
+    crate::outln!("scores for the better side (centipawns): openings");
     for (band, n) in histogram(&scores) {
-        println!("  {band:>9}: {n}");
+        crate::outln!("  {band:>9}: {n}");
     }
     let text = suite_text(&header, &lines, &scores, args, &scorer.evaluator);
     let kept = text.lines().filter(|l| !l.starts_with('#')).count();
@@ -466,7 +466,7 @@ pub fn run_cli(args: &BookArgs) -> Result<()> {
     }
     crate::util::write_atomic(out, text.as_bytes())
         .with_context(|| format!("cannot write {}", out.display()))?;
-    println!(
+    crate::outln!(
         "{kept} of {} openings in {} written to {}",
         lines.len(),
         args.window,

@@ -840,9 +840,9 @@ pub fn run_cli(given: &MatchArgs) -> Result<()> {
         );
     }
     for l in result_lines(a.name(), b.name(), &report.result, report.sprt.as_ref()) {
-        println!("{l}");
+        crate::outln!("{l}");
     }
-    println!(
+    crate::outln!(
         "{} games in {:.1} s: {:.1} games/minute{}",
         report.played,
         report.elapsed.as_secs_f64(),
@@ -859,9 +859,9 @@ pub fn run_cli(given: &MatchArgs) -> Result<()> {
     if let Some(dir) = &run_dir {
         let complete = !report.stopped_early || decided;
         save_records(dir, &args.name, &a, &b, &cfg, &report, complete)?;
-        println!("Records: {}", dir.display());
+        crate::outln!("Records: {}", dir.display());
         if !complete {
-            println!(
+            crate::outln!(
                 "stopped after {} of {} games; continue with: xqtune match --resume {}",
                 report.games.len(),
                 cfg.games,

@@ -352,7 +352,7 @@ pub fn run_check(a: &OptionsCheckArgs) -> anyhow::Result<()> {
     let report = check_options(&set, a.nodes, &mut |d, _| bar.set_position(d as u64))?;
     bar.finish_and_clear();
     for l in report.lines() {
-        println!("{l}");
+        crate::outln!("{l}");
     }
     Ok(())
 }

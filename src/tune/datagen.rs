@@ -406,7 +406,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
                 prog_p.display()
             )));
         }
-        println!("datagen: resuming at game {}", p.next_game);
+        crate::outln!("datagen: resuming at game {}", p.next_game);
         p
     } else {
         if out.exists() && !flags.force {
@@ -501,7 +501,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
     stream.sync(&mut progress)?;
     if progress.next_game < args.games {
         bar.abandon();
-        println!(
+        crate::outln!(
             "stopped at game {}; run the same command again to continue",
             progress.next_game
         );
@@ -522,7 +522,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
     }
     std::fs::remove_file(&prog_p).map_err(|e| io_err(&prog_p, e))?;
     write_readme_entry(args, progress.positions, &eval, network.as_deref())?;
-    println!(
+    crate::outln!(
         "datagen: {} positions from {} games -> {}",
         progress.positions,
         args.games,

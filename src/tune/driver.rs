@@ -276,13 +276,13 @@ fn drive<T: Tuner>(
             (s, log)
         }
     };
-    println!("{} -> {}", tuner.banner(), dir.display());
+    crate::outln!("{} -> {}", tuner.banner(), dir.display());
     let bar = progress(tuner.total_steps(), tuner.steps_done(&state), T::NAME);
     let mut steps = 0;
     while !tuner.finished(&state) {
         if stop_requested() || max_steps.is_some_and(|m| steps >= m) {
             bar.abandon();
-            println!(
+            crate::outln!(
                 "stopped after {} {}; continue with: {} --resume {}{again}",
                 T::STEP,
                 tuner.steps_done(&state),
@@ -329,7 +329,7 @@ fn drive<T: Tuner>(
             (None, file, v)
         }
         Tuned::Nothing(why) => {
-            println!("{why}");
+            crate::outln!("{why}");
             (None, dir.to_path_buf(), None)
         }
     };
@@ -383,11 +383,11 @@ fn record_verification(dir: &Path, v: Option<&Verification>) -> Result<(), TuneE
     match v {
         Some(v) => {
             write_json(&dir.join("verification.json"), v)?;
-            println!("verification: tuned vs start, {}", v.summary());
+            crate::outln!("verification: tuned vs start, {}", v.summary());
             if let Some(p) = &v.pool {
-                println!("verification against the pool: {}", p.summary());
+                crate::outln!("verification against the pool: {}", p.summary());
                 for o in &p.opponents {
-                    println!(
+                    crate::outln!(
                         "  vs {}: tuned {:+.1} ± {:.1}, start {:+.1} ± {:.1} Elo ({} games each)",
                         o.name,
                         o.tuned.elo + 0.0,
@@ -399,7 +399,7 @@ fn record_verification(dir: &Path, v: Option<&Verification>) -> Result<(), TuneE
                 }
             }
         }
-        None => println!("verification: skipped (--verify none)"),
+        None => crate::outln!("verification: skipped (--verify none)"),
     }
     Ok(())
 }
@@ -418,10 +418,10 @@ pub fn progress(len: u64, pos: u64, what: &str) -> crate::progress::Progress {
 /// them. Only a significant verification ends with the promote command; otherwise the report
 /// says that promote will refuse the run and what would decide it.
 fn report<T: Tuner>(dir: &Path, best: &Path, v: Option<&Verification>, common: &CommonSettings) {
-    println!("results: {}", dir.display());
-    println!("best: {}", best.display());
-    println!("plots: {}", dir.join("plots").display());
-    println!("{}", promotion_advice(T::COMMAND, dir, best, v, common));
+    crate::outln!("results: {}", dir.display());
+    crate::outln!("best: {}", best.display());
+    crate::outln!("plots: {}", dir.join("plots").display());
+    crate::outln!("{}", promotion_advice(T::COMMAND, dir, best, v, common));
 }
 
 /// What to do with a finished run, given its verification.

@@ -555,13 +555,13 @@ impl Tuner for LearnTuner {
         }
         let best = state.best.as_deref().map(|b| self.at(b));
         if !p.data {
-            println!("generation {g}: self-play");
+            crate::outln!("generation {g}: self-play");
             self.datagen(g, best.as_deref())?;
             p.data = true;
             write_json(&progress_path, &p)?;
         }
         if p.candidate.is_none() {
-            println!("generation {g}: training");
+            crate::outln!("generation {g}: training");
             let folder = p.train.as_deref().map(|f| self.at(f));
             let done = self.train(g, best.as_deref(), folder.as_deref())?;
             let Some(dir) = done else {
@@ -577,7 +577,7 @@ impl Tuner for LearnTuner {
             write_json(&progress_path, &p)?;
         }
         let candidate = self.at(p.candidate.as_deref().unwrap_or(Path::new("")));
-        println!("generation {g}: gate");
+        crate::outln!("generation {g}: gate");
         let gate = self.gate(g, &candidate, best.as_deref())?;
         if gate.accepted {
             let to = self.ctx.dir.join("nets").join(format!("gen-{g:03}.nnue"));

@@ -108,7 +108,7 @@ pub struct PlotArgs {
 pub fn run_plot(a: PlotArgs) -> Result<()> {
     let files = plot::plot_run(&a.run)?;
     for f in files {
-        println!("{}", f.display());
+        crate::outln!("{}", f.display());
     }
     Ok(())
 }
@@ -165,10 +165,10 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
     let vpath = dir.join("verification.json");
     let significant = if vpath.exists() {
         let v: verify::Verification = files::read_json(&vpath)?;
-        println!("verification of {}: {}", dir.display(), v.summary());
+        crate::outln!("verification of {}: {}", dir.display(), v.summary());
         v.significant
     } else {
-        println!("verification of {}: none recorded", dir.display());
+        crate::outln!("verification of {}: none recorded", dir.display());
         false
     };
     if !significant && !force {
@@ -180,7 +180,7 @@ fn promote(best: &std::path::Path, to: Option<PathBuf>, force: bool) -> Result<(
         let bytes = std::fs::read(&from).with_context(|| format!("reading {}", from.display()))?;
         crate::util::write_atomic(&to, &bytes)
             .with_context(|| format!("writing {}", to.display()))?;
-        println!("promoted {} -> {}", from.display(), to.display());
+        crate::outln!("promoted {} -> {}", from.display(), to.display());
     }
     Ok(())
 }

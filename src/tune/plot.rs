@@ -513,7 +513,7 @@ pub fn plot_run_quiet(dir: &Path) {
     match plot_run(dir) {
         Ok(files) => {
             if let Some(first) = files.first() {
-                println!("plot: {}", first.display());
+                crate::outln!("plot: {}", first.display());
             }
         }
         Err(e) => eprintln!("warning: plots not written: {e}"),

@@ -135,37 +135,47 @@ pub fn run_signal(a: &SignalArgs) -> anyhow::Result<()> {
     let planned = r
         .planned()
         .map_or(String::new(), |p| format!(", {p} planned"));
-    println!(
+    crate::outln!(
         "{}: iterations {} to {to} ({} finished{planned})",
         a.run.display(),
         a.from,
         r.finished()
     );
     let width = s.iter().map(|p| p.name.len()).max().unwrap_or(9).max(9);
-    println!(
+    crate::outln!(
         "{:width$} {:>10} {:>10} {:>8} {:>8} {:>7}",
-        "parameter", "from", "to", "moved", "noise", "z"
+        "parameter",
+        "from",
+        "to",
+        "moved",
+        "noise",
+        "z"
     );
     for p in &s {
-        println!(
+        crate::outln!(
             "{:width$} {:>10.2} {:>10.2} {:>+8.2} {:>8.2} {:>+7.2}",
-            p.name, p.from, p.to, p.moved, p.noise, p.z
+            p.name,
+            p.from,
+            p.to,
+            p.moved,
+            p.noise,
+            p.z
         );
     }
     let (x, n) = walk.chi_square();
     let big = s.iter().filter(|p| p.z.abs() >= 2.0).count();
-    println!(
+    crate::outln!(
         "moved and noise in steps; z = moved / noise, about N(0, 1) for a parameter the games \
          do not feel"
     );
-    println!(
+    crate::outln!(
         "sum of z^2 {x:.1} over {n} parameters that moved (a random walk: {n} ± {:.1}); \
          P(at least this) {}, P(at most this) {}",
         (2.0 * n as f64).sqrt(),
         probability(chi_square_upper(x, n)),
         probability(1.0 - chi_square_upper(x, n))
     );
-    println!(
+    crate::outln!(
         "|z| >= 2: {big} of {n} (a random walk: {:.1}); a sum well above {n} is a direction the \
          games have found, well below it a pull back toward a point the run circles",
         n as f64 * (1.0 - erf(std::f64::consts::SQRT_2))

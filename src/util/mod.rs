@@ -1,10 +1,12 @@
 //! Plumbing shared by `play`, `tune` and `import`: atomic file writes, run folders, seeding and
 //! stable hashing. One copy of each, so a match, a tuning run and an import write, name and seed
 //! things the same way. [`cpu`] picks the build of the inner loops that the inference and the
-//! trainer run; [`flags`] refuses flag values that their types admit but that mean nothing.
+//! trainer run; [`flags`] refuses flag values that their types admit but that mean nothing;
+//! [`out`] prints the lines of the commands that start engines.
 
 pub mod cpu;
 pub mod flags;
+pub mod out;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};

@@ -340,9 +340,9 @@ pub fn run_cli(args: &TournamentArgs) -> Result<()> {
         let r = st.result(p);
         if r.games() > 0 {
             for l in result_lines(&st.names[pr.a], &st.names[pr.b], &r, None) {
-                println!("{l}");
+                crate::outln!("{l}");
             }
-            println!();
+            crate::outln!();
         }
     }
     let list = st.ratings(
@@ -351,9 +351,9 @@ pub fn run_cli(args: &TournamentArgs) -> Result<()> {
         setup.config.game.seed,
     );
     for l in standings_lines(st, list.as_ref(), true) {
-        println!("{l}");
+        crate::outln!("{l}");
     }
-    println!(
+    crate::outln!(
         "{} games in {:.1} s: {:.1} games/minute{}",
         report.played_now,
         report.elapsed.as_secs_f64(),
@@ -368,9 +368,9 @@ pub fn run_cli(args: &TournamentArgs) -> Result<()> {
     if let Some(list) = &list {
         plot_ratings(&dir, &setup, list)?;
     }
-    println!("Records: {}", dir.display());
+    crate::outln!("Records: {}", dir.display());
     if report.stopped_early {
-        println!(
+        crate::outln!(
             "stopped after {} of {} games; continue with: xqtune tournament --resume {}",
             st.finished(),
             total,

@@ -360,7 +360,7 @@ impl<F: Fitness> GaTuner<F> {
         if state.chosen.is_none() && a.final_candidates > 0 && a.final_games > 0 {
             let candidates = final_candidates(&state.last, &self.genes, a.final_candidates);
             if candidates.len() > 1 {
-                println!(
+                crate::outln!(
                     "final selection: {} candidates x {} games against the start",
                     candidates.len(),
                     a.final_games
@@ -382,7 +382,7 @@ impl<F: Fitness> GaTuner<F> {
                 .unwrap_or_else(|| self.space.values()));
         };
         for (i, c) in pick.candidates.iter().enumerate() {
-            println!(
+            crate::outln!(
                 "  {} {:<9} ga fitness {} ({} evals), final score {:.3} ({:+.0} Elo)",
                 if i == pick.chosen { "*" } else { " " },
                 c.label,
@@ -394,7 +394,7 @@ impl<F: Fitness> GaTuner<F> {
         }
         files::write_json(&self.dir.join("final.json"), pick)?;
         if pick.candidates[pick.chosen].score <= 0.5 {
-            println!(
+            crate::outln!(
                 "no candidate beat the starting set on fresh games: expect no gain \
                  (the verification will tell)"
             );

@@ -509,7 +509,7 @@ impl NnueTuner {
             Err(e @ ExecError::Rank { .. }) => return Err(TuneError::Io(e.to_string())),
         };
         let (held, bytes) = data.0.local().held();
-        println!(
+        crate::outln!(
             "nnue: {} training + {} validation positions on {} rank(s), loaded in {:.1}s; \
              {:.0} MB here ({:.0} bytes per position)",
             data.0.local().train_len,
@@ -689,7 +689,7 @@ impl Tuner for NnueTuner {
                 subset: Subset::Val,
             })?
             .mean_loss();
-        println!(
+        crate::outln!(
             "label scale E = {eval_scale:.1} centipawns; the classical evaluation's validation \
              loss: {classical:.6}"
         );
@@ -808,7 +808,7 @@ impl Tuner for NnueTuner {
         let path = self.dir.join("best.nnue");
         net.save(&path)
             .map_err(|e| TuneError::Io(format!("{}: {e}", path.display())))?;
-        println!("network: {} ({})", path.display(), net.description());
+        crate::outln!("network: {} ({})", path.display(), net.description());
         let baseline = match &self.settings.tuner.baseline_net {
             Some(p) => {
                 let n = Network::load_named(p, self.settings.common.variant).map_err(|e| {

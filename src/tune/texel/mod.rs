@@ -301,7 +301,7 @@ impl TexelTuner {
                 b + s.train.bytes() + s.val.bytes(),
             )
         });
-        println!(
+        crate::outln!(
             "texel: {} train + {} validation positions, loaded and traced in {:.1}s; \
              traces {:.0} MB here ({:.0} bytes per position)",
             data.local().train_len,
@@ -357,7 +357,7 @@ impl Tuner for TexelTuner {
             Some(k) => k,
             None => fit_k(&ResultsObjective(self.data.clone()), &theta)?,
         };
-        println!("K = {k:.4}");
+        crate::outln!("K = {k:.4}");
         if !(0.0101..9.99).contains(&k) {
             eprintln!(
                 "warning: K = {k:.4} sits on the edge of its search interval [0.01, 10]: the \
@@ -441,7 +441,7 @@ impl TexelTuner {
             self.data.loss(Subset::Train, &rounded, state.k),
             self.data.loss(Subset::Val, &rounded, state.k),
         );
-        println!(
+        crate::outln!(
             "final (rounded, clamped) parameters: train loss {tl:.6}, validation loss {vl:.6}"
         );
         Ok(best)
