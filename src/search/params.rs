@@ -182,10 +182,24 @@ impl SearchParams {
         SearchParams::from_json(&tunable::read_file(path)?)
     }
 
-    /// Parses the file text. Every key must be known and present, every value integral and in
-    /// bounds, and the bounds and steps those of the declaration (they are not per-file).
+    /// Parses the file text. Every key must be known, every value integral and in bounds, and
+    /// the bounds and steps those of the declaration (they are not per-file). A key the file
+    /// leaves out keeps its declared default, as an engine option left unset does, so a file
+    /// written before a constant was added still loads.
     pub fn from_json(text: &str) -> Result<SearchParams, ParamsError> {
-        let root = tunable::parse_json(text)?;
+        let mut root = tunable::parse_json(text)?;
+        if let Some(obj) = root.as_object_mut() {
+            for decl in Self::DECLARED {
+                obj.entry(decl.name).or_insert_with(|| {
+                    serde_json::json!({
+                        "v": decl.value,
+                        "min": decl.min,
+                        "max": decl.max,
+                        "step": decl.step,
+                    })
+                });
+            }
+        }
         let (values, bounds) = tunable::parse_terms(&root, Self::TERMS, None)?;
         let mut p = SearchParams::DEFAULT;
         for (((field, v), b), decl) in p
