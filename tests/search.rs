@@ -513,8 +513,13 @@ fn search_params_file_may_leave_constants_out() {
         serde_json::from_str(&SearchParams::default().to_json_string()).unwrap();
     obj.remove("cont_prune_margin");
     obj.remove("tm_horizon");
+    obj["tm_soft_percent"]["v"] = serde_json::json!(70);
     let older = SearchParams::from_json(&serde_json::to_string(&obj).unwrap()).unwrap();
-    assert_eq!(older, SearchParams::default());
+    let expected = SearchParams {
+        tm_soft_percent: 70,
+        ..SearchParams::default()
+    };
+    assert_eq!(older, expected);
 }
 
 /// The clock bounds the search, by its own account: the `time` of each iteration it reports
