@@ -188,16 +188,11 @@ impl SearchParams {
     /// written before a constant was added still loads.
     pub fn from_json(text: &str) -> Result<SearchParams, ParamsError> {
         let mut root = tunable::parse_json(text)?;
-        if let Some(obj) = root.as_object_mut() {
-            for decl in Self::DECLARED {
-                obj.entry(decl.name).or_insert_with(|| {
-                    serde_json::json!({
-                        "v": decl.value,
-                        "min": decl.min,
-                        "max": decl.max,
-                        "step": decl.step,
-                    })
-                });
+        // The terms left out are taken from the defaults' own file text (one writer of the format).
+        let defaults = tunable::parse_json(&Self::DEFAULT.to_json_string())?;
+        if let (Some(obj), serde_json::Value::Object(defaults)) = (root.as_object_mut(), defaults) {
+            for (key, term) in defaults {
+                obj.entry(key).or_insert(term);
             }
         }
         let (values, bounds) = tunable::parse_terms(&root, Self::TERMS, None)?;
