@@ -188,8 +188,9 @@ impl SearchParams {
     /// written before a constant was added still loads.
     pub fn from_json(text: &str) -> Result<SearchParams, ParamsError> {
         let mut root = tunable::parse_json(text)?;
-        // The terms left out are taken from the defaults' own file text (one writer of the format).
-        let defaults = tunable::parse_json(&Self::DEFAULT.to_json_string())?;
+        // The terms left out are taken from the embedded defaults file (a test keeps it equal to
+        // the declaration's own text), so nothing here writes the term format a second time.
+        let defaults = tunable::parse_json(DEFAULT_SEARCH_JSON)?;
         if let (Some(obj), serde_json::Value::Object(defaults)) = (root.as_object_mut(), defaults) {
             for (key, term) in defaults {
                 obj.entry(key).or_insert(term);
