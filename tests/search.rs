@@ -399,6 +399,40 @@ fn tt_eval_and_continuation_pruning_switch_on_and_off() {
     }
 }
 
+/// `qs_checks` searches quiet checks at the first ply of quiescence. Red to move (king d0,
+/// advisor f2, a pawn that can take a horse); black threatens Ra4-d4, a quiet move that mates
+/// (d1 is on the rook's file, e0 faces black's king). Only Af2-e1 holds (it blocks the file of
+/// the kings and frees e0). A depth-1 search sees black's replies only in quiescence: with the
+/// checks it finds the threat and defends; without them (the default) quiescence sees captures
+/// only, no quiet check is counted, and it takes the horse into the mate.
+#[test]
+fn quiescence_checks_see_a_quiet_mate_threat() {
+    let fen = "4k4/9/9/2n6/2P6/r8/9/5A3/9/3K5 w - - 0 1";
+    let run = |qs_checks: i32| {
+        let params = SearchParams {
+            qs_checks,
+            ..SearchParams::default()
+        };
+        let mut s = Searcher::new(Arc::new(EvalParams::default()), params, 4);
+        let pos = Position::from_fen(fen).unwrap();
+        let r = s.search(&pos, &depth(1), &mut |_| {});
+        let mut after = pos.clone();
+        after.make_move(r.best_move);
+        (wins_within(&mut after, 1), s.tree_stats().qs_checks, r)
+    };
+    let (mated, checks, r) = run(1);
+    assert!(!mated, "with quiescence checks {r:?} allows the mate");
+    assert_eq!(r.best_move.to_string(), "f2e1");
+    assert!(checks > 0);
+    assert!(r.score > -MATE / 2, "{r:?}");
+    let (mated, checks, r) = run(0);
+    assert_eq!(checks, 0);
+    assert!(
+        mated,
+        "without quiescence checks {r:?} was expected to miss the threat"
+    );
+}
+
 /// `shuffle_divisor` damps the evaluation as the no-capture counter runs on: off (0, the
 /// default) the counter changes nothing; at 200, red a rook up scores about half as much with
 /// 100 plies on the counter as with none (the search does not reach the draw by the limit

@@ -807,7 +807,7 @@ impl Searcher {
         let root = ply == 0;
         self.pv_len[ply] = 0;
         if depth <= 0 {
-            return self.qsearch(pos, alpha, beta, ply);
+            return self.qsearch(pos, alpha, beta, ply, true);
         }
         if !self.enter_node(ply) {
             return 0;
@@ -902,7 +902,7 @@ impl Searcher {
                 && alpha.abs() < MATE_BOUND
                 && eval + p.razor_margin * depth < alpha
             {
-                let v = self.qsearch(pos, alpha, alpha + 1, ply);
+                let v = self.qsearch(pos, alpha, alpha + 1, ply, true);
                 if self.stopped {
                     return 0;
                 }
@@ -1356,7 +1356,7 @@ impl Searcher {
             self.tt.prefetch(pos.key_after(m));
             self.cont_stack[ply] = cont_row(code, m.to().index());
             self.make(pos, m);
-            let mut v = -self.qsearch(pos, -pc_beta, -pc_beta + 1, ply + 1);
+            let mut v = -self.qsearch(pos, -pc_beta, -pc_beta + 1, ply + 1, true);
             if !self.stopped && v >= pc_beta {
                 let d = depth - 1 - PROBCUT_REDUCTION;
                 v = -self.negamax(pos, -pc_beta, -pc_beta + 1, d, ply + 1, !cut_node);
@@ -1375,7 +1375,19 @@ impl Searcher {
     /// Quiescence search: captures only (in check: every evasion), with stand-pat, so that the
     /// leaves are quiet (<https://www.chessprogramming.org/Quiescence_Search>). Captures that
     /// give up a more valuable piece on a defended square are skipped.
-    fn qsearch(&mut self, pos: &mut Position, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+    ///
+    /// `checks`: the first ply of quiescence below the main search, where with `qs_checks` on
+    /// (Xiangqi) the quiet moves that give check and do not lose the checking piece by static
+    /// exchange are searched after the captures (Stockfish 15's and Pikafish-HCE's
+    /// `DEPTH_QS_CHECKS`); the plies below it search captures only.
+    fn qsearch(
+        &mut self,
+        pos: &mut Position,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        checks: bool,
+    ) -> i32 {
         self.pv_len[ply] = 0;
         if !self.enter_node(ply) {
             return 0;
@@ -1456,7 +1468,7 @@ impl Searcher {
                 self.chance_static(pos, m)
             } else {
                 self.make(pos, m);
-                let v = -self.qsearch(pos, -beta, -alpha, ply + 1);
+                let v = -self.qsearch(pos, -beta, -alpha, ply + 1, false);
                 self.unmake(pos);
                 v
             };
@@ -1474,6 +1486,49 @@ impl Searcher {
                         break;
                     }
                     alpha = score;
+                }
+            }
+        }
+        if checks
+            && !in_check
+            && best < beta
+            && self.params.qs_checks != 0
+            && pos.variant() == Variant::Xiangqi
+        {
+            let zone = pos.check_zone();
+            let mut quiets = ScoredMoves::empty();
+            pos.legal_quiets_into(&mut quiets.moves);
+            for &m in quiets.moves.iter() {
+                if !pos.may_give_check(m, zone) {
+                    continue;
+                }
+                // Playing the move is the cheap test of the check; the exchange is tested
+                // only for the few that give it.
+                pos.make_move(m);
+                let gives_check = pos.in_check();
+                pos.unmake_move();
+                if !gives_check || !pos.see_ge(m, 0) {
+                    continue;
+                }
+                self.stats.qs_checks += 1;
+                self.make(pos, m);
+                let score = -self.qsearch(pos, -beta, -alpha, ply + 1, false);
+                self.unmake(pos);
+                if self.stopped {
+                    return 0;
+                }
+                if score > best {
+                    best = score;
+                    if score > alpha {
+                        best_move = m;
+                        if pv_node {
+                            self.update_pv(ply, m);
+                        }
+                        if score >= beta {
+                            break;
+                        }
+                        alpha = score;
+                    }
                 }
             }
         }

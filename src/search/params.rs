@@ -13,7 +13,8 @@
 //! node-limited ones. `tm_horizon` 0 keeps the budget spread over the moves to go; above 0 it is
 //! Stockfish's budget with that many moves as horizon and `tm_opt_base`, `tm_opt_ply` (in
 //! 1/10000 of the time left) as its share.
-//! `probcut_min_depth` 0 turns ProbCut off (the default until an SPRT passes), and
+//! `probcut_min_depth` 0 turns ProbCut off (the default until an SPRT passes), `qs_checks` 0
+//! the quiet checks at the first ply of quiescence, and
 //! `see_prune_max_depth` 0 the pruning by static exchange (Xiangqi only, as the exchange is), and
 //! `see_bad_captures_last` 0 the ordering of losing captures after the quiet moves; `tt_eval` 0
 //! keeps the table's score out of the node's pruning rules, and `cont_prune_max_depth` 0 turns off
@@ -132,6 +133,7 @@ search_params! {
     futility_base: 80 in 0..=500 step 10,
     futility_margin: 100 in 20..=400 step 10,
     qs_lazy_margin: 300 in 100..=2000 step 25,
+    qs_checks: 0 in 0..=1 step 1,
     lmp_max_depth: 6 in 0..=12 step 1,
     lmp_base: 4 in 1..=20 step 1,
     lmr_min_depth: 3 in 2..=8 step 1,

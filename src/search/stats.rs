@@ -12,6 +12,8 @@ pub struct TreeStats {
     pub main_nodes: u64,
     /// Quiescence nodes entered.
     pub qs_nodes: u64,
+    /// Quiet checks searched at the first ply of quiescence (`qs_checks`).
+    pub qs_checks: u64,
     /// Main-search nodes that returned on a transposition-table cut-off.
     pub tt_cuts: u64,
     /// Main-search nodes whose move loop ended with a beta cut-off.
@@ -47,6 +49,7 @@ impl AddAssign for TreeStats {
     fn add_assign(&mut self, o: TreeStats) {
         self.main_nodes += o.main_nodes;
         self.qs_nodes += o.qs_nodes;
+        self.qs_checks += o.qs_checks;
         self.tt_cuts += o.tt_cuts;
         self.fail_highs += o.fail_highs;
         self.first_move_fail_highs += o.first_move_fail_highs;
@@ -97,6 +100,8 @@ impl fmt::Display for TreeStats {
         let all = main + self.qs_nodes;
         let searched = "moves searched";
         row("quiescence nodes", self.qs_nodes, all, "all nodes")?;
+        let qs = self.qs_nodes;
+        row("quiescence checks", self.qs_checks, qs, "quiescence nodes")?;
         row("TT cut-offs", self.tt_cuts, main, "main nodes")?;
         row("fail-high nodes", self.fail_highs, main, "main nodes")?;
         let (first, highs) = (self.first_move_fail_highs, self.fail_highs);
