@@ -1372,6 +1372,36 @@ impl Searcher {
         None
     }
 
+    /// A quiescence move's score against the node's best (best score, best move, alpha):
+    /// raises them, extends the PV in a PV node, and says whether the move cut off.
+    #[inline(always)]
+    fn qs_improve(
+        &mut self,
+        m: Move,
+        score: i32,
+        (best, best_move, alpha): (&mut i32, &mut Move, &mut i32),
+        beta: i32,
+        ply: usize,
+        pv_node: bool,
+    ) -> bool {
+        if score <= *best {
+            return false;
+        }
+        *best = score;
+        if score <= *alpha {
+            return false;
+        }
+        *best_move = m;
+        if pv_node {
+            self.update_pv(ply, m);
+        }
+        if score >= beta {
+            return true;
+        }
+        *alpha = score;
+        false
+    }
+
     /// Quiescence search: captures only (in check: every evasion), with stand-pat, so that the
     /// leaves are quiet (<https://www.chessprogramming.org/Quiescence_Search>). Captures that
     /// give up a more valuable piece on a defended square are skipped.
@@ -1475,18 +1505,15 @@ impl Searcher {
             if self.stopped {
                 return 0;
             }
-            if score > best {
-                best = score;
-                if score > alpha {
-                    best_move = m;
-                    if pv_node {
-                        self.update_pv(ply, m);
-                    }
-                    if score >= beta {
-                        break;
-                    }
-                    alpha = score;
-                }
+            if self.qs_improve(
+                m,
+                score,
+                (&mut best, &mut best_move, &mut alpha),
+                beta,
+                ply,
+                pv_node,
+            ) {
+                break;
             }
         }
         if checks
@@ -1517,18 +1544,9 @@ impl Searcher {
                 if self.stopped {
                     return 0;
                 }
-                if score > best {
-                    best = score;
-                    if score > alpha {
-                        best_move = m;
-                        if pv_node {
-                            self.update_pv(ply, m);
-                        }
-                        if score >= beta {
-                            break;
-                        }
-                        alpha = score;
-                    }
+                let best = (&mut best, &mut best_move, &mut alpha);
+                if self.qs_improve(m, score, best, beta, ply, pv_node) {
+                    break;
                 }
             }
         }
