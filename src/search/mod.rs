@@ -862,7 +862,8 @@ impl Searcher {
             self.shuffle_damp(pos, raw_eval)
         };
         // In check there is no static evaluation to correct, nor one to learn from.
-        let corr_slots = (!in_check).then(|| correction::Correction::slots(pos));
+        let corr_slots =
+            (!in_check).then(|| correction::Correction::slots(pos, p.corr_non_pawn != 0));
         let static_eval = match corr_slots {
             None => -INF,
             Some(slots) => {
@@ -1457,12 +1458,21 @@ impl Searcher {
             }
             (-INF, 0)
         } else {
+            // With `qs_corrected` on, stand-pat is the corrected static evaluation, as the
+            // main search's is (Stockfish); the window of a lazy evaluation moves with it.
+            let corr = if self.params.qs_corrected != 0 {
+                let slots = correction::Correction::slots(pos, self.params.corr_non_pawn != 0);
+                self.corr.correction(slots)
+            } else {
+                0
+            };
             let (stand_pat, exact) = match hit {
                 Some(h) if h.eval != NO_EVAL => (h.eval, true),
-                _ => self.eval_for(pos, Some((alpha, beta))),
+                _ => self.eval_for(pos, Some((alpha - corr, beta - corr))),
             };
             let stored_eval = if exact { stand_pat } else { NO_EVAL };
-            let stand_pat = self.shuffle_damp(pos, stand_pat);
+            let stand_pat =
+                (self.shuffle_damp(pos, stand_pat) + corr).clamp(-MATE_BOUND + 1, MATE_BOUND - 1);
             if stand_pat >= beta {
                 if hit.is_none() {
                     self.tt.store(

@@ -14,7 +14,9 @@
 //! Stockfish's budget with that many moves as horizon and `tm_opt_base`, `tm_opt_ply` (in
 //! 1/10000 of the time left) as its share.
 //! `probcut_min_depth` 0 turns ProbCut off (the default until an SPRT passes), `qs_checks` 0
-//! the quiet checks at the first ply of quiescence, and
+//! the quiet checks at the first ply of quiescence, `qs_corrected` 0 the correction history in
+//! quiescence's stand-pat, `corr_non_pawn` 0 the correction tables keyed by each side's
+//! non-pawn pieces, and
 //! `see_prune_max_depth` 0 the pruning by static exchange (Xiangqi only, as the exchange is), and
 //! `see_bad_captures_last` 0 the ordering of losing captures after the quiet moves; `tt_eval` 0
 //! keeps the table's score out of the node's pruning rules, and `cont_prune_max_depth` 0 turns off
@@ -134,6 +136,8 @@ search_params! {
     futility_margin: 100 in 20..=400 step 10,
     qs_lazy_margin: 300 in 100..=2000 step 25,
     qs_checks: 0 in 0..=1 step 1,
+    qs_corrected: 0 in 0..=1 step 1,
+    corr_non_pawn: 0 in 0..=1 step 1,
     lmp_max_depth: 6 in 0..=12 step 1,
     lmp_base: 4 in 1..=20 step 1,
     lmr_min_depth: 3 in 2..=8 step 1,
