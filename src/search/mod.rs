@@ -577,6 +577,13 @@ impl Searcher {
         self.stopped
     }
 
+    /// The correction-history slots of `pos`: the non-pawn tables' too where `corr_non_pawn`
+    /// is on. The main search and quiescence read the same tables through it.
+    #[inline(always)]
+    fn corr_slots(&self, pos: &Position) -> correction::Slots {
+        correction::Correction::slots(pos, self.params.corr_non_pawn != 0)
+    }
+
     /// The static evaluation `v` of `pos` damped toward a draw as the no-capture counter
     /// (`rule60`, in plies) runs on: `v * (D - rule60) / D` with D = `shuffle_divisor`, zero
     /// from `rule60 >= D`; D 0 leaves it alone. The side ahead is pushed to capture, which
@@ -862,13 +869,10 @@ impl Searcher {
             self.shuffle_damp(pos, raw_eval)
         };
         // In check there is no static evaluation to correct, nor one to learn from.
-        let corr_slots =
-            (!in_check).then(|| correction::Correction::slots(pos, p.corr_non_pawn != 0));
+        let corr_slots = (!in_check).then(|| self.corr_slots(pos));
         let static_eval = match corr_slots {
             None => -INF,
-            Some(slots) => {
-                (base_eval + self.corr.correction(slots)).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
-            }
+            Some(slots) => clamp_eval(base_eval + self.corr.correction(slots)),
         };
         self.eval_stack[ply] = static_eval;
         let improving = !in_check && ply >= 2 && static_eval > self.eval_stack[ply - 2];
@@ -1461,8 +1465,7 @@ impl Searcher {
             // With `qs_corrected` on, stand-pat is the corrected static evaluation, as the
             // main search's is (Stockfish); the window of a lazy evaluation moves with it.
             let corr = if self.params.qs_corrected != 0 {
-                let slots = correction::Correction::slots(pos, self.params.corr_non_pawn != 0);
-                self.corr.correction(slots)
+                self.corr.correction(self.corr_slots(pos))
             } else {
                 0
             };
@@ -1471,8 +1474,7 @@ impl Searcher {
                 _ => self.eval_for(pos, Some((alpha - corr, beta - corr))),
             };
             let stored_eval = if exact { stand_pat } else { NO_EVAL };
-            let stand_pat =
-                (self.shuffle_damp(pos, stand_pat) + corr).clamp(-MATE_BOUND + 1, MATE_BOUND - 1);
+            let stand_pat = clamp_eval(self.shuffle_damp(pos, stand_pat) + corr);
             if stand_pat >= beta {
                 if hit.is_none() {
                     self.tt.store(
