@@ -6,7 +6,8 @@
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use xqtune::core::Position;
+use xqtune::core::attacks::{BETWEEN, SQUARE_BB, Squares};
+use xqtune::core::{PieceType, Position};
 
 fn check_position(pos: &Position) -> Result<(), TestCaseError> {
     let fen = pos.to_fen();
@@ -42,8 +43,24 @@ fn check_moves(pos: &mut Position) -> Result<(), TestCaseError> {
     }
     let us = pos.side_to_move();
     let zone = pos.check_zone();
+    let check_squares = pos.check_squares();
+    let them_king = pos.king_square(us.flip()).index();
+    let our_cannons = pos.pieces_of(us, PieceType::Cannon);
     for &m in moves.iter() {
         let gives = pos.gives_check(m);
+        // A quiet move from outside the zone gives check exactly when it lands on one of its
+        // piece's check squares, or becomes the screen between one of our cannons and the king.
+        if !pos.is_capture(m) && zone & SQUARE_BB[m.from().index()] == 0 {
+            let kind = pos.piece_at(m.from()).expect("a mover").kind;
+            let to = SQUARE_BB[m.to().index()];
+            let direct = check_squares[kind as usize] & to != 0;
+            let screen = Squares(our_cannons).any(|c| BETWEEN[c][them_king] & to != 0);
+            prop_assert!(!direct || gives, "{m} is a check square but gives no check");
+            prop_assert!(
+                !gives || direct || screen,
+                "{m} checks from no check square"
+            );
+        }
         // The pruning pre-filter may say "maybe" for a quiet move, never "no" for a check.
         prop_assert!(
             !gives || pos.may_give_check(m, zone),
@@ -96,5 +113,33 @@ proptest! {
             prop_assert_eq!(pos.key(), key);
         }
         prop_assert_eq!(pos.to_fen(), Position::startpos().to_fen());
+    }
+}
+
+/// The check squares of a known position, square by square: black king d9, a black horse d6
+/// as the only screen on its file, nothing else but the red king.
+#[test]
+fn check_squares_of_a_known_position() {
+    let pos = Position::from_fen("3k5/9/9/3n5/9/9/9/9/9/4K4 w - - 0 1").expect("valid FEN");
+    let squares = pos.check_squares();
+    let names = |b| {
+        let mut v: Vec<String> = Squares(b)
+            .map(|s| xqtune::core::Square(s as u8).to_string())
+            .collect();
+        v.sort();
+        v.join(" ")
+    };
+    assert_eq!(
+        names(squares[PieceType::Rook as usize]),
+        "a9 b9 c9 d7 d8 e9 f9 g9 h9 i9"
+    );
+    assert_eq!(
+        names(squares[PieceType::Cannon as usize]),
+        "d0 d1 d2 d3 d4 d5"
+    );
+    assert_eq!(names(squares[PieceType::Horse as usize]), "b8 c7 e7 f8");
+    assert_eq!(names(squares[PieceType::Pawn as usize]), "c9 d8 e9");
+    for kind in [PieceType::King, PieceType::Advisor, PieceType::Elephant] {
+        assert_eq!(squares[kind as usize], 0, "{kind:?}");
     }
 }

@@ -350,13 +350,14 @@ fn probcut_is_tried_from_its_minimum_depth_and_cuts() {
     assert_eq!((tries_off, cuts_off, nodes_off), (0, 0, nodes_above));
 }
 
-/// The two pruning switches that are off by default, `tt_eval` (the table's score as the
-/// node's evaluation for its pruning rules) and `cont_prune_max_depth` (quiet moves with a bad
-/// continuation history pruned): each turned on searches a different tree on the bench's
-/// middlegames, the same one again on a second run, and still finds the mate in three whose
-/// first move is quiet at its exact distance; off they leave the default tree alone.
+/// Three switches that are off by default, `tt_eval` (the table's score as the node's
+/// evaluation for its pruning rules), `cont_prune_max_depth` (quiet moves with a bad
+/// continuation history pruned) and `order_check_bonus` (quiet direct checks ordered first):
+/// each turned on searches a different tree on the bench's middlegames, the same one again on
+/// a second run, and still finds the mate in three whose first move is quiet at its exact
+/// distance; off they leave the default tree alone.
 #[test]
-fn tt_eval_and_continuation_pruning_switch_on_and_off() {
+fn off_by_default_switches_turn_on_and_off() {
     let run = |params: SearchParams| {
         let mut s = Searcher::new(Arc::new(EvalParams::default()), params, 4);
         let positions = xqtune::bench::bench_positions().unwrap();
@@ -379,6 +380,7 @@ fn tt_eval_and_continuation_pruning_switch_on_and_off() {
     let explicit_off = run(SearchParams {
         tt_eval: 0,
         cont_prune_max_depth: 0,
+        order_check_bonus: 0,
         ..SearchParams::default()
     });
     assert_eq!(off, explicit_off);
@@ -390,6 +392,10 @@ fn tt_eval_and_continuation_pruning_switch_on_and_off() {
         SearchParams {
             cont_prune_max_depth: 8,
             cont_prune_margin: 100,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            order_check_bonus: 16000,
             ..SearchParams::default()
         },
     ] {

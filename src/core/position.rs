@@ -460,6 +460,31 @@ impl Position {
         RANK_MASK[k / 9] | FILE_MASK[k % 9] | HORSE_ATTACKERS[k][0] | DIAG_MASK[k]
     }
 
+    /// Xiangqi: the empty squares from which a piece of each kind (indexed by [`PieceType`]) of
+    /// the side to move would attack the enemy king, with the occupancy as it stands (Stockfish's
+    /// `check_squares`): a quiet move of that kind to such a square gives a direct check
+    /// unless its own departure opens or closes a line to the king, which a move leaving a
+    /// square outside [`Position::check_zone`] cannot. King, advisor and elephant give none.
+    pub fn check_squares(&self) -> [Bitboard; 7] {
+        let mut t = [0; 7];
+        let k = self.king_square(self.side.flip()).index();
+        let occ = self.occupied();
+        let empty = ALL & !occ;
+        let rook = rook_attacks(k, occ, self.occ_rot);
+        // A cannon checks across exactly one screen: the first piece each way from the king.
+        let screens = rook & occ;
+        let mut rot = self.occ_rot;
+        for s in Squares(screens) {
+            rot &= !ROT_BB[s];
+        }
+        let beyond = rook_attacks(k, occ & !screens, rot) & !rook;
+        t[PieceType::Rook as usize] = rook & empty;
+        t[PieceType::Cannon as usize] = beyond & empty;
+        t[PieceType::Horse as usize] = HORSE_ATTACKERS[k][diag_legs(k, occ)] & empty;
+        t[PieceType::Pawn as usize] = PAWN_ATTACKERS[self.side.index()][k] & empty;
+        t
+    }
+
     /// Whether `m` might give check: false only when it cannot (see [`Position::check_zone`]).
     #[inline(always)]
     pub fn may_give_check(&self, m: Move, zone: Bitboard) -> bool {

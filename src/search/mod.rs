@@ -987,7 +987,8 @@ impl Searcher {
             },
         ];
         let bad_percent = (p.see_bad_captures_last != 0).then_some(p.see_bad_capture_percent);
-        let mut picker = StagedMoves::new(pos, tt_move, killers, ctx, bad_percent);
+        let mut picker =
+            StagedMoves::new(pos, tt_move, killers, ctx, bad_percent, p.order_check_bonus);
         let mut best_score = -INF;
         let mut best_move = Move::NULL;
         let mut searched = 0i32;

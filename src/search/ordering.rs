@@ -8,6 +8,7 @@
 //! the rest.
 
 use super::params::SearchParams;
+use crate::core::attacks::SQUARE_BB;
 use crate::core::see;
 use crate::core::{Move, MoveList, Position};
 use std::mem::MaybeUninit;
@@ -259,6 +260,9 @@ pub struct StagedMoves {
     bad_percent: Option<i32>,
     bad: MoveList,
     next_bad: usize,
+    /// Added to the ordering score of a quiet move that gives a direct check (Xiangqi; 0:
+    /// none). See [`Position::check_squares`].
+    check_bonus: i32,
 }
 
 const STAGE_TT: u8 = 0;
@@ -277,6 +281,7 @@ impl StagedMoves {
         killers: [Move; 2],
         ctx: [usize; 2],
         bad_percent: Option<i32>,
+        check_bonus: i32,
     ) -> StagedMoves {
         let tt_move = if is_legal_fast(pos, tt_move) {
             tt_move
@@ -286,6 +291,7 @@ impl StagedMoves {
         let xiangqi = pos.variant() == crate::core::Variant::Xiangqi;
         StagedMoves {
             bad_percent: bad_percent.filter(|_| xiangqi),
+            check_bonus: if xiangqi { check_bonus } else { 0 },
             bad: MoveList::new(),
             next_bad: 0,
             tt_move,
@@ -369,7 +375,8 @@ impl StagedMoves {
                     } else {
                         self.killers
                     };
-                    self.list.score_quiets(pos, killers, heur, self.ctx);
+                    self.list
+                        .score_quiets(pos, killers, heur, self.ctx, self.check_bonus);
                     self.stage = STAGE_QUIETS;
                 }
                 STAGE_QUIETS => {
@@ -445,7 +452,8 @@ impl ScoredMoves {
     }
 
     /// Scores the quiet moves now in `moves` by history and continuation history (killers
-    /// above) and starts picking from the first.
+    /// above), `check_bonus` more for a move to one of its piece's
+    /// [`Position::check_squares`] (0: no bonus), and starts picking from the first.
     #[inline]
     pub fn score_quiets(
         &mut self,
@@ -453,14 +461,23 @@ impl ScoredMoves {
         killers: [Move; 2],
         heur: &Heuristics,
         ctx: [usize; 2],
+        check_bonus: i32,
     ) {
+        let checks = (check_bonus != 0).then(|| pos.check_squares());
         for (i, &m) in self.moves.iter().enumerate() {
             self.scores[i] = MaybeUninit::new(if m == killers[0] {
                 KILLER_SCORE + 1
             } else if m == killers[1] {
                 KILLER_SCORE
             } else {
-                heur.history_of(pos, m, ctx)
+                let mut s = heur.history_of(pos, m, ctx);
+                if let Some(squares) = &checks
+                    && let Some(p) = pos.piece_at(m.from())
+                    && squares[p.kind as usize] & SQUARE_BB[m.to().index()] != 0
+                {
+                    s = (s + check_bonus).min(KILLER_SCORE - 1);
+                }
+                s
             });
         }
         self.next = 0;
@@ -565,7 +582,11 @@ mod tests {
                 let (tt, k0, k1) = (pick(&mut rng), pick(&mut rng), pick(&mut rng));
                 // every other position without the waiting of losing captures
                 let percent = (positions % 2 == 0).then_some(60);
-                let mut picker = StagedMoves::new(&pos, tt, [k0, k1], [NO_CONT; 2], percent);
+                // every third position with the bonus of direct checks (histories are empty,
+                // so a quiet move's score is the bonus or nothing)
+                let bonus = if positions % 3 == 1 { 8000 } else { 0 };
+                let checks = pos.check_squares();
+                let mut picker = StagedMoves::new(&pos, tt, [k0, k1], [NO_CONT; 2], percent, bonus);
                 let mut seen = Vec::new();
                 let mut phase = 0; // 0 tt, 1 captures, 2 killers, 3 quiets, 4 losing captures
                 let xiangqi = pos.variant() == crate::core::Variant::Xiangqi;
@@ -587,6 +608,10 @@ mod tests {
                     } else if score >= KILLER_SCORE {
                         2
                     } else {
+                        let kind = pos.piece_at(m.from()).map_or(0, |p| p.kind as usize);
+                        let direct = checks[kind] & SQUARE_BB[m.to().index()] != 0;
+                        let expected = if xiangqi && direct { bonus } else { 0 };
+                        assert_eq!(score, expected, "{m}");
                         3
                     };
                     assert!(p >= phase, "{m} (stage {p}) after stage {phase}");
@@ -600,7 +625,7 @@ mod tests {
                 assert_eq!(picker.yielded, legal.len());
                 // skipping: no quiet move outside the zone comes after the call
                 let zone = pos.check_zone();
-                let mut picker = StagedMoves::new(&pos, tt, [k0, k1], [NO_CONT; 2], Some(60));
+                let mut picker = StagedMoves::new(&pos, tt, [k0, k1], [NO_CONT; 2], Some(60), 0);
                 let first = picker.next_move(&pos, &heur);
                 picker.skip_quiets_outside(&pos, zone);
                 let mut rest = Vec::new();

@@ -21,7 +21,8 @@
 //! `see_bad_captures_last` 0 the ordering of losing captures after the quiet moves; `tt_eval` 0
 //! keeps the table's score out of the node's pruning rules, and `cont_prune_max_depth` 0 turns off
 //! the pruning of quiet moves by continuation history (both off by default: their measurements
-//! are in `docs/measurements.md`).
+//! are in `docs/measurements.md`). `order_check_bonus` (0: none) orders a quiet move that gives
+//! a direct check this much higher (Pikafish-HCE's move picker adds 16384 on its scale).
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
@@ -171,6 +172,7 @@ search_params! {
     tt_eval: 0 in 0..=1 step 1,
     cont_prune_max_depth: 0 in 0..=12 step 1,
     cont_prune_margin: 400 in 0..=4000 step 100,
+    order_check_bonus: 0 in 0..=32000 step 1000,
 }
 
 /// The declaration in the params file format (a test keeps it equal to the declaration).
