@@ -350,9 +350,10 @@ fn probcut_is_tried_from_its_minimum_depth_and_cuts() {
     assert_eq!((tries_off, cuts_off, nodes_off), (0, 0, nodes_above));
 }
 
-/// Three switches that are off by default, `tt_eval` (the table's score as the node's
+/// Four switches that are off by default, `tt_eval` (the table's score as the node's
 /// evaluation for its pruning rules), `cont_prune_max_depth` (quiet moves with a bad
-/// continuation history pruned) and `order_check_bonus` (quiet direct checks ordered first):
+/// continuation history pruned), `order_check_bonus` (quiet direct checks ordered first) and
+/// `history_from_to` (the quiet history indexed by origin and destination):
 /// each turned on searches a different tree on the bench's middlegames, the same one again on
 /// a second run, and still finds the mate in three whose first move is quiet at its exact
 /// distance; off they leave the default tree alone.
@@ -381,6 +382,7 @@ fn off_by_default_switches_turn_on_and_off() {
         tt_eval: 0,
         cont_prune_max_depth: 0,
         order_check_bonus: 0,
+        history_from_to: 0,
         ..SearchParams::default()
     });
     assert_eq!(off, explicit_off);
@@ -396,6 +398,10 @@ fn off_by_default_switches_turn_on_and_off() {
         },
         SearchParams {
             order_check_bonus: 16000,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            history_from_to: 1,
             ..SearchParams::default()
         },
     ] {

@@ -388,6 +388,7 @@ impl Searcher {
         for k in self.heur.killers.iter_mut() {
             *k = [Move::NULL; 2];
         }
+        self.heur.set_from_to(self.params.history_from_to != 0);
 
         let root_moves = pos.legal_moves();
         if pos.variant() == Variant::Jieqi {
@@ -1106,7 +1107,8 @@ impl Searcher {
                 let hist = if capture {
                     0
                 } else {
-                    self.heur.quiet_score(ctx, code, m.to().index())
+                    self.heur
+                        .quiet_score(ctx, code, m.from().index(), m.to().index())
                 };
                 // Late move pruning (at low depth, quiet moves far down the list rarely matter) and
                 // futility pruning (a quiet move cannot lift a hopeless static eval), for quiet
@@ -1266,13 +1268,15 @@ impl Searcher {
                 self.heur.add_killer(ply, best_move);
                 let code = piece_code(pos, best_move.from().index());
                 let to = best_move.to().index();
-                self.heur.update_history(code, to, bonus, max);
+                self.heur
+                    .update_history(code, best_move.from().index(), to, bonus, max);
                 self.heur.update_cont(ctx, code, to, bonus, max);
                 for &q in &quiets[..n_quiets] {
                     if q != best_move {
                         let c = piece_code(pos, q.from().index());
-                        self.heur.update_history(c, q.to().index(), -bonus, max);
-                        self.heur.update_cont(ctx, c, q.to().index(), -bonus, max);
+                        let (from, to) = (q.from().index(), q.to().index());
+                        self.heur.update_history(c, from, to, -bonus, max);
+                        self.heur.update_cont(ctx, c, to, -bonus, max);
                     }
                 }
             } else {

@@ -60,12 +60,20 @@ fn gravity(h: i32, bonus: i32, max: i32) -> i32 {
     h + b - h * b.abs() / max
 }
 
-/// Move statistics shared across the search: history by (piece, destination), continuation
-/// histories by (previous move, this move), capture history by (piece, destination, victim)
-/// and two killers per ply.
+/// Entries of the quiet history: (piece code, destination) uses the first `15 * 90`; (side,
+/// origin, destination), Stockfish's butterfly indexing, uses all of them.
+const HISTORY_LEN: usize = 2 * 90 * 90;
+
+/// Move statistics shared across the search: history by (piece, destination) or by (side,
+/// origin, destination), continuation histories by (previous move, this move), capture history
+/// by (piece, destination, victim) and two killers per ply.
 pub struct Heuristics {
-    /// `history[piece code][to]`, bounded by the gravity formula in `update_history`.
-    pub history: Box<[[i32; 90]; 15]>,
+    /// The quiet history at [`Heuristics::history_index`], bounded by the gravity formula in
+    /// `update_history`.
+    history: Box<[i32]>,
+    /// Whether `history` is indexed by (side, origin, destination) rather than by (piece
+    /// code, destination): the search constant `history_from_to`.
+    from_to: bool,
     /// `cont[cont_row(previous move) + code * 90 + to]`, for the move one ply back (the
     /// opponent's) and two plies back (ours) alike, as Stockfish shares one table.
     cont: Box<[i16]>,
@@ -77,7 +85,8 @@ pub struct Heuristics {
 impl Heuristics {
     pub fn new(max_ply: usize) -> Heuristics {
         Heuristics {
-            history: Box::new([[0; 90]; 15]),
+            history: vec![0; HISTORY_LEN].into_boxed_slice(),
+            from_to: false,
             cont: vec![0; CONT_ROW * CONT_ROW].into_boxed_slice(),
             capture: vec![0; 15 * 90 * 7].into_boxed_slice(),
             killers: vec![[Move::NULL; 2]; max_ply + 2],
@@ -85,16 +94,42 @@ impl Heuristics {
     }
 
     pub fn clear(&mut self) {
-        self.history.iter_mut().for_each(|r| r.fill(0));
+        self.history.fill(0);
         self.cont.fill(0);
         self.capture.fill(0);
         self.killers.fill([Move::NULL; 2]);
     }
 
+    /// Chooses how the quiet history is indexed (the search constant `history_from_to`); a
+    /// change of indexing clears it, as its entries would mean other moves.
+    pub fn set_from_to(&mut self, from_to: bool) {
+        if from_to != self.from_to {
+            self.from_to = from_to;
+            self.history.fill(0);
+        }
+    }
+
+    /// Where the quiet move of the piece `code` from `from` to `to` sits in the history.
+    #[inline(always)]
+    fn history_index(&self, code: u8, from: usize, to: usize) -> usize {
+        if self.from_to {
+            // Codes 1 to 7 are red's, 8 to 14 black's.
+            (code >= 8) as usize * 8100 + from * 90 + to
+        } else {
+            code as usize * 90 + to
+        }
+    }
+
+    /// The quiet history of the move alone (no continuation).
+    #[inline(always)]
+    pub fn history(&self, code: u8, from: usize, to: usize) -> i32 {
+        self.history[self.history_index(code, from, to)]
+    }
+
     #[inline]
-    pub fn update_history(&mut self, code: u8, to: usize, bonus: i32, max: i32) {
-        let h = &mut self.history[code as usize][to];
-        *h = gravity(*h, bonus, max);
+    pub fn update_history(&mut self, code: u8, from: usize, to: usize, bonus: i32, max: i32) {
+        let i = self.history_index(code, from, to);
+        self.history[i] = gravity(self.history[i], bonus, max);
     }
 
     /// The quiet move (`code` to `to`) after the moves whose rows `ctx` holds gets `bonus`
@@ -118,8 +153,8 @@ impl Heuristics {
 
     /// The ordering score of a quiet move: its history and its two continuation histories.
     #[inline(always)]
-    pub fn quiet_score(&self, ctx: [usize; 2], code: u8, to: usize) -> i32 {
-        let mut s = self.history[code as usize][to];
+    pub fn quiet_score(&self, ctx: [usize; 2], code: u8, from: usize, to: usize) -> i32 {
+        let mut s = self.history(code, from, to);
         let i = code as usize * 90 + to;
         for row in ctx {
             if row != NO_CONT {
@@ -143,7 +178,7 @@ impl Heuristics {
     #[inline]
     pub fn history_of(&self, pos: &Position, m: Move, ctx: [usize; 2]) -> i32 {
         let code = piece_code(pos, m.from().index());
-        self.quiet_score(ctx, code, m.to().index())
+        self.quiet_score(ctx, code, m.from().index(), m.to().index())
     }
 
     #[inline(always)]
@@ -667,27 +702,31 @@ mod tests {
         let legal = pos.legal_moves();
         let m = legal[0];
         let code = piece_code(&pos, m.from().index());
+        let from = m.from().index();
         let to = m.to().index();
         heur.update_cont(prev, code, to, 3000, 16384);
-        heur.update_history(code, to, 1000, 16384);
-        assert_eq!(heur.quiet_score(prev, code, to), 1000 + 3000 + 3000);
+        heur.update_history(code, from, to, 1000, 16384);
+        assert_eq!(heur.quiet_score(prev, code, from, to), 1000 + 3000 + 3000);
         // The continuation part alone, as the pruning by continuation history reads it.
         assert_eq!(heur.cont_score(prev, code, to), 3000 + 3000);
         assert_eq!(heur.cont_score([NO_CONT, prev[1]], code, to), 3000);
         assert_eq!(heur.cont_score([NO_CONT; 2], code, to), 0);
-        assert_eq!(heur.quiet_score([prev[0], NO_CONT], code, to), 4000);
-        assert_eq!(heur.quiet_score([NO_CONT; 2], code, to), 1000);
+        assert_eq!(heur.quiet_score([prev[0], NO_CONT], code, from, to), 4000);
+        assert_eq!(heur.quiet_score([NO_CONT; 2], code, from, to), 1000);
         // Another previous move has its own row.
-        assert_eq!(heur.quiet_score([cont_row(5, 41), NO_CONT], code, to), 1000);
+        assert_eq!(
+            heur.quiet_score([cont_row(5, 41), NO_CONT], code, from, to),
+            1000
+        );
         for i in 0..200 {
             let b = if i % 7 == 0 { -40_000 } else { 40_000 };
             heur.update_cont(prev, code, to, b, 65536);
             let c =
-                heur.quiet_score([prev[0], NO_CONT], code, to) - heur.history[code as usize][to];
+                heur.quiet_score([prev[0], NO_CONT], code, from, to) - heur.history(code, from, to);
             assert!(c.abs() <= CONT_MAX, "{c}");
         }
         heur.update_cont(prev, code, to, -16000, 65536);
-        assert!(heur.quiet_score([prev[0], NO_CONT], code, to) < 1000 + CONT_MAX);
+        assert!(heur.quiet_score([prev[0], NO_CONT], code, from, to) < 1000 + CONT_MAX);
         // Capture history: a capture from a position with one.
         // The start has cannon captures of the horses (over the opposing cannons).
         let cap_pos = Position::startpos();
@@ -706,7 +745,39 @@ mod tests {
         assert!(heur.capture_score(&cap_pos, cap) >= -16384);
         heur.clear();
         assert_eq!(heur.capture_score(&cap_pos, cap), 0);
-        assert_eq!(heur.quiet_score(prev, code, to), 0);
+        assert_eq!(heur.quiet_score(prev, code, from, to), 0);
+    }
+
+    /// With `from_to` the quiet history tells apart the same piece kind reaching the same
+    /// square from two origins, and the two sides' same move; by (piece, destination) it does
+    /// not. Switching the indexing clears the table; setting it again keeps it.
+    #[test]
+    fn from_to_history_tells_origins_apart() {
+        // Both red horses have one code: by (piece, destination) b0-c2 and d4-c2 share an entry.
+        let horse = crate::core::Piece::new(crate::core::Color::Red, crate::core::PieceType::Horse);
+        let black =
+            crate::core::Piece::new(crate::core::Color::Black, crate::core::PieceType::Horse);
+        let (code, black_code) = (horse.code(), black.code());
+        let (b0, d4, c2) = (1, 4 * 9 + 3, 2 * 9 + 2);
+        let mut heur = Heuristics::new(8);
+        heur.update_history(code, b0, c2, 1000, 16384);
+        assert_eq!(heur.history(code, d4, c2), 1000);
+        assert_eq!(heur.history(black_code, b0, c2), 0);
+        heur.set_from_to(true);
+        assert_eq!(heur.history(code, b0, c2), 0, "switching clears");
+        heur.update_history(code, b0, c2, 1000, 16384);
+        assert_eq!(heur.history(code, b0, c2), 1000);
+        assert_eq!(heur.history(code, d4, c2), 0);
+        assert_eq!(heur.history(black_code, b0, c2), 0);
+        assert_eq!(heur.quiet_score([NO_CONT; 2], code, b0, c2), 1000);
+        heur.set_from_to(true);
+        assert_eq!(
+            heur.history(code, b0, c2),
+            1000,
+            "the same indexing keeps it"
+        );
+        heur.set_from_to(false);
+        assert_eq!(heur.history(code, b0, c2), 0);
     }
 
     /// The fast TT-move test agrees with the move generator on every (from, to) pair of

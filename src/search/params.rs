@@ -23,6 +23,8 @@
 //! the pruning of quiet moves by continuation history (both off by default: their measurements
 //! are in `docs/measurements.md`). `order_check_bonus` (0: none) orders a quiet move that gives
 //! a direct check this much higher (Pikafish-HCE's move picker adds 16384 on its scale).
+//! `history_from_to` 0 indexes the quiet history by (piece, destination); 1 by (side, origin,
+//! destination), as Stockfish's and Pikafish-HCE's main history is.
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
@@ -173,6 +175,7 @@ search_params! {
     cont_prune_max_depth: 0 in 0..=12 step 1,
     cont_prune_margin: 400 in 0..=4000 step 100,
     order_check_bonus: 0 in 0..=32000 step 1000,
+    history_from_to: 0 in 0..=1 step 1,
 }
 
 /// The declaration in the params file format (a test keeps it equal to the declaration).
