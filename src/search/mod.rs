@@ -1038,12 +1038,24 @@ impl Searcher {
             }
         }
 
-        let prune = |searched: i32, alpha: i32| {
+        // Late move pruning (at low depth, quiet moves far down the list rarely matter) and
+        // futility pruning (a quiet move cannot lift a hopeless static eval) at `d` plies.
+        let late = |searched: i32| {
             let lmp_limit = p.lmp_base + depth * depth / if improving { 1 } else { 2 };
-            (depth <= p.lmp_max_depth && searched >= lmp_limit)
-                || (depth <= p.futility_max_depth
-                    && alpha.abs() < MATE_BOUND
-                    && static_eval + p.futility_base + p.futility_margin * depth <= alpha)
+            depth <= p.lmp_max_depth && searched >= lmp_limit
+        };
+        let futile = |d: i32, alpha: i32, hist: i32| {
+            d <= p.futility_max_depth
+                && alpha.abs() < MATE_BOUND
+                && static_eval + p.futility_base + p.futility_margin * d + hist <= alpha
+        };
+        let prune = |searched: i32, alpha: i32| late(searched) || futile(depth, alpha, 0);
+        // With `futility_history_divisor` above 0 the futility of an ordinary quiet move is
+        // Stockfish's and Pikafish-HCE's: at the depth the move would be searched to after its
+        // late-move reduction, its history lifting (or lowering) the margin.
+        let by_reduced_depth = p.futility_history_divisor > 0;
+        let prune_quiet = |searched: i32, alpha: i32| {
+            late(searched) || (!by_reduced_depth && futile(depth, alpha, 0))
         };
 
         while let Some((m, order)) = picker.next_move(pos, &self.heur) {
@@ -1110,11 +1122,19 @@ impl Searcher {
                     self.heur
                         .quiet_score(ctx, code, m.from().index(), m.to().index())
                 };
-                // Late move pruning (at low depth, quiet moves far down the list rarely matter) and
-                // futility pruning (a quiet move cannot lift a hopeless static eval), for quiet
-                // moves that do not give check. A move outside the check zone is pruned without
-                // being played; one inside it is played first to learn whether it checks.
+                // Late move pruning and futility pruning, for quiet moves that do not give
+                // check. A move outside the check zone is pruned without being played; one
+                // inside it is played first to learn whether it checks.
                 let prunable = !root && !in_check && !capture && best_score > -MATE_BOUND;
+                let mut futile_reduced = false;
+                if prunable && by_reduced_depth {
+                    let r = self.lmr[depth.min(63) as usize][(searched as usize + 1).min(63)];
+                    let lmr_depth = (depth - 1 - r).max(0);
+                    futile_reduced = futile(lmr_depth, alpha, hist / p.futility_history_divisor);
+                    if futile_reduced && !pos.may_give_check(m, check_zone) {
+                        continue;
+                    }
+                }
                 // Pruning by static exchange at shallow depth (Stockfish, Pikafish): a capture
                 // that loses more than `see_capture_margin` per ply of depth; a quiet move
                 // that does not give check and loses more than a margin growing with the depth
@@ -1157,7 +1177,7 @@ impl Searcher {
                 }
                 // Pruning, once it holds, holds for every later quiet move (`searched` and `alpha`
                 // only grow): the rest of the list keeps only the moves that might check.
-                if prunable && !pos.may_give_check(m, check_zone) && prune(searched, alpha) {
+                if prunable && !pos.may_give_check(m, check_zone) && prune_quiet(searched, alpha) {
                     picker.skip_quiets_outside(pos, check_zone);
                     continue;
                 }
@@ -1165,11 +1185,11 @@ impl Searcher {
                 self.cont_stack[ply] = cont_row(code, m.to().index());
                 self.make(pos, m);
                 let gives_check = pos.in_check();
-                if (see_loses || cont_fails) && !gives_check {
+                if (see_loses || cont_fails || futile_reduced) && !gives_check {
                     self.unmake(pos);
                     continue;
                 }
-                if prunable && !gives_check && prune(searched, alpha) {
+                if prunable && !gives_check && prune_quiet(searched, alpha) {
                     self.unmake(pos);
                     picker.skip_quiets_outside(pos, check_zone);
                     continue;
