@@ -240,6 +240,16 @@ impl Searcher {
         s
     }
 
+    /// The depth the next quiet move of a node (after `searched` moves) would be searched to
+    /// after its late-move reduction, before the adjustments of the move loop: what the
+    /// pruning rules that look past the reduction (futility, static exchange, continuation
+    /// history) compare with their depth limits.
+    #[inline(always)]
+    fn reduced_depth(&self, depth: i32, searched: i32) -> i32 {
+        let r = self.lmr[depth.min(63) as usize][(searched as usize + 1).min(63)];
+        (depth - 1 - r).max(0)
+    }
+
     /// Late-move reduction table, `base + ln(depth) * ln(move number) / divisor` plies
     /// (the logarithmic formula of Stockfish and most engines after it), in integer arithmetic
     /// over a fixed table of logarithms so that every machine gets the same reductions.
@@ -1128,8 +1138,7 @@ impl Searcher {
                 let prunable = !root && !in_check && !capture && best_score > -MATE_BOUND;
                 let mut futile_reduced = false;
                 if prunable && by_reduced_depth {
-                    let r = self.lmr[depth.min(63) as usize][(searched as usize + 1).min(63)];
-                    let lmr_depth = (depth - 1 - r).max(0);
+                    let lmr_depth = self.reduced_depth(depth, searched);
                     futile_reduced = futile(lmr_depth, alpha, hist / p.futility_history_divisor);
                     if futile_reduced && !pos.may_give_check(m, check_zone) {
                         continue;
@@ -1150,8 +1159,7 @@ impl Searcher {
                 // small. As for a losing exchange, a move that may give check is played first.
                 let mut cont_fails = false;
                 if prunable && p.cont_prune_max_depth > 0 {
-                    let r = self.lmr[depth.min(63) as usize][(searched as usize + 1).min(63)];
-                    let lmr_depth = (depth - 1 - r).max(0);
+                    let lmr_depth = self.reduced_depth(depth, searched);
                     cont_fails = lmr_depth < p.cont_prune_max_depth
                         && self.heur.cont_score(ctx, code, m.to().index())
                             < -p.cont_prune_margin * (depth - 1);
@@ -1165,8 +1173,7 @@ impl Searcher {
                             continue;
                         }
                     } else {
-                        let r = self.lmr[depth.min(63) as usize][(searched as usize + 1).min(63)];
-                        let lmr_depth = (depth - 1 - r).max(0);
+                        let lmr_depth = self.reduced_depth(depth, searched);
                         let margin = p.see_quiet_margin * lmr_depth * lmr_depth
                             + p.see_quiet_linear * lmr_depth;
                         see_loses = !pos.see_ge(m, -margin);
