@@ -350,14 +350,15 @@ fn probcut_is_tried_from_its_minimum_depth_and_cuts() {
     assert_eq!((tries_off, cuts_off, nodes_off), (0, 0, nodes_above));
 }
 
-/// Five switches that are off by default, `tt_eval` (the table's score as the node's
+/// Four switches that are off by default, `tt_eval` (the table's score as the node's
 /// evaluation for its pruning rules), `cont_prune_max_depth` (quiet moves with a bad
-/// continuation history pruned), `order_check_bonus` (quiet direct checks ordered first),
-/// `history_from_to` (the quiet history indexed by origin and destination) and
-/// `futility_history_divisor` (futility by the reduced depth and the move's history):
-/// each turned on searches a different tree on the bench's middlegames, the same one again on
-/// a second run, and still finds the mate in three whose first move is quiet at its exact
-/// distance; off they leave the default tree alone.
+/// continuation history pruned), `order_check_bonus` (quiet direct checks ordered first) and
+/// `history_from_to` (the quiet history indexed by origin and destination), and one that is on,
+/// `futility_history_divisor` (futility by the reduced depth and the move's history; 0 turns it
+/// off): each switched away from its default searches a different tree on the bench's
+/// middlegames, the same one again on a second run, and still finds the mate in three whose
+/// first move is quiet at its exact distance; at their defaults they leave the default tree
+/// alone.
 #[test]
 fn off_by_default_switches_turn_on_and_off() {
     let run = |params: SearchParams| {
@@ -384,7 +385,7 @@ fn off_by_default_switches_turn_on_and_off() {
         cont_prune_max_depth: 0,
         order_check_bonus: 0,
         history_from_to: 0,
-        futility_history_divisor: 0,
+        futility_history_divisor: 100,
         ..SearchParams::default()
     });
     assert_eq!(off, explicit_off);
@@ -407,7 +408,7 @@ fn off_by_default_switches_turn_on_and_off() {
             ..SearchParams::default()
         },
         SearchParams {
-            futility_history_divisor: 100,
+            futility_history_divisor: 0,
             ..SearchParams::default()
         },
     ] {

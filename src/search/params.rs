@@ -25,9 +25,10 @@
 //! a direct check this much higher (Pikafish-HCE's move picker adds 16384 on its scale).
 //! `history_from_to` 0 indexes the quiet history by (piece, destination); 1 by (side, origin,
 //! destination), as Stockfish's and Pikafish-HCE's main history is.
-//! `futility_history_divisor` 0 prunes a futile quiet move by the node's depth; above 0 by the
-//! depth left after the move's late-move reduction, with its quiet history divided by this
-//! added to the margin (Stockfish's and Pikafish-HCE's parent-node futility).
+//! `futility_history_divisor` above 0 (the default, 100) prunes a futile quiet move by the depth
+//! left after the move's late-move reduction, with its quiet history divided by this added to
+//! the margin (Stockfish's and Pikafish-HCE's parent-node futility); 0 by the node's depth, the
+//! rule before it.
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
@@ -179,7 +180,7 @@ search_params! {
     cont_prune_margin: 400 in 0..=4000 step 100,
     order_check_bonus: 0 in 0..=32000 step 1000,
     history_from_to: 0 in 0..=1 step 1,
-    futility_history_divisor: 0 in 0..=1000 step 10,
+    futility_history_divisor: 100 in 0..=1000 step 10,
 }
 
 /// The declaration in the params file format (a test keeps it equal to the declaration).
