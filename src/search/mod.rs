@@ -1136,9 +1136,11 @@ impl Searcher {
                 // check. A move outside the check zone is pruned without being played; one
                 // inside it is played first to learn whether it checks.
                 let prunable = !root && !in_check && !capture && best_score > -MATE_BOUND;
+                // The depth after the move's late-move reduction, which the futility, exchange
+                // and continuation-history rules below compare with their limits.
+                let lmr_depth = self.reduced_depth(depth, searched);
                 let mut futile_reduced = false;
                 if prunable && by_reduced_depth {
-                    let lmr_depth = self.reduced_depth(depth, searched);
                     futile_reduced = futile(lmr_depth, alpha, hist / p.futility_history_divisor);
                     if futile_reduced && !pos.may_give_check(m, check_zone) {
                         continue;
@@ -1159,7 +1161,6 @@ impl Searcher {
                 // small. As for a losing exchange, a move that may give check is played first.
                 let mut cont_fails = false;
                 if prunable && p.cont_prune_max_depth > 0 {
-                    let lmr_depth = self.reduced_depth(depth, searched);
                     cont_fails = lmr_depth < p.cont_prune_max_depth
                         && self.heur.cont_score(ctx, code, m.to().index())
                             < -p.cont_prune_margin * (depth - 1);
@@ -1173,7 +1174,6 @@ impl Searcher {
                             continue;
                         }
                     } else {
-                        let lmr_depth = self.reduced_depth(depth, searched);
                         let margin = p.see_quiet_margin * lmr_depth * lmr_depth
                             + p.see_quiet_linear * lmr_depth;
                         see_loses = !pos.see_ge(m, -margin);
