@@ -350,10 +350,11 @@ fn probcut_is_tried_from_its_minimum_depth_and_cuts() {
     assert_eq!((tries_off, cuts_off, nodes_off), (0, 0, nodes_above));
 }
 
-/// Four switches that are off by default, `tt_eval` (the table's score as the node's
-/// evaluation for its pruning rules), `cont_prune_max_depth` (quiet moves with a bad
-/// continuation history pruned), `order_check_bonus` (quiet direct checks ordered first) and
-/// `history_from_to` (the quiet history indexed by origin and destination), and one that is on,
+/// Switches that are off by default, `tt_eval` (the table's score as the node's evaluation for
+/// its pruning rules), `cont_prune_max_depth` (quiet moves with a bad continuation history
+/// pruned), `order_check_bonus` (quiet direct checks ordered first), `history_from_to` (the
+/// quiet history indexed by origin and destination) and the three further teachers of the
+/// quiet history (`history_tt_cut`, `history_prior`, `history_eval_diff`), and one that is on,
 /// `futility_history_divisor` (futility by the reduced depth and the move's history; 0 turns it
 /// off): each switched away from its default searches a different tree on the bench's
 /// middlegames, the same one again on a second run, and still finds the mate in three whose
@@ -386,6 +387,9 @@ fn off_by_default_switches_turn_on_and_off() {
         order_check_bonus: 0,
         history_from_to: 0,
         futility_history_divisor: 100,
+        history_tt_cut: 0,
+        history_prior: 0,
+        history_eval_diff: 0,
         ..SearchParams::default()
     });
     assert_eq!(off, explicit_off);
@@ -409,6 +413,18 @@ fn off_by_default_switches_turn_on_and_off() {
         },
         SearchParams {
             futility_history_divisor: 0,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            history_tt_cut: 1,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            history_prior: 1,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            history_eval_diff: 32,
             ..SearchParams::default()
         },
     ] {

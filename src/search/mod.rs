@@ -117,6 +117,10 @@ pub struct Searcher {
     cont_stack: [usize; MAX_PLY + 2],
     /// `excluded[ply]`: the move a singular-extension search at `ply` leaves out.
     excluded: [Move; MAX_PLY + 2],
+    /// `early[ply]`: whether the move made at `ply` was searched early there: the first
+    /// after the table's move, or the first killer. A cut-off below it refutes the node's
+    /// ordering, which `history_prior` and `history_tt_cut` teach.
+    early: [bool; MAX_PLY + 2],
     corr: correction::Correction,
     lmr: Box<[[i32; 64]; 64]>,
     /// Where this search's nodes went (`xqtune bench --stats`).
@@ -147,6 +151,16 @@ fn victim_value(pos: &Position, m: Move) -> i32 {
     pos.piece_at(m.to())
         .map(|p| ORDER_VALUE[p.kind.index()])
         .unwrap_or(0)
+}
+
+/// The quiet-history bonus of the opponent's quiet move (`history_eval_diff`): `before` is
+/// the static evaluation of the node it was played from (its side's view), `after` that of the
+/// node it led to (ours). The move is as good as it raised its side's evaluation,
+/// `history_eval_diff` per centipawn, at most a quarter of `history_max` either way.
+#[inline]
+fn eval_diff_bonus(p: &SearchParams, before: i32, after: i32) -> i32 {
+    let cap = p.history_max / 4;
+    (-p.history_eval_diff * (before + after)).clamp(-cap, cap)
 }
 
 /// Null-move zugzwang guard: the side to move keeps a rook, or two horses/cannons. Xiangqi
@@ -232,6 +246,7 @@ impl Searcher {
             eval_stack: [0; MAX_PLY + 2],
             cont_stack: [NO_CONT; MAX_PLY + 2],
             excluded: [Move::NULL; MAX_PLY + 2],
+            early: [false; MAX_PLY + 2],
             corr: correction::Correction::new(),
             lmr: Box::new([[0; 64]; 64]),
             stats: stats::TreeStats::default(),
@@ -860,6 +875,9 @@ impl Searcher {
             && h.cuts(depth, alpha, beta)
         {
             self.stats.tt_cuts += 1;
+            if self.params.history_tt_cut != 0 {
+                self.tt_cut_history(pos, tt_move, h.score >= beta, depth, ply);
+            }
             return h.score;
         }
 
@@ -886,6 +904,17 @@ impl Searcher {
             Some(slots) => clamp_eval(base_eval + self.corr.correction(slots)),
         };
         self.eval_stack[ply] = static_eval;
+        if p.history_eval_diff > 0
+            && !in_check
+            && excluded.is_null()
+            && ply >= 1
+            && self.eval_stack[ply - 1] != -INF
+            && let Some((code, from, to)) = self.prior_quiet(pos, ply)
+        {
+            let bonus = eval_diff_bonus(&p, self.eval_stack[ply - 1], static_eval);
+            self.heur
+                .update_history(code, from, to, bonus, p.history_max.max(1));
+        }
         let improving = !in_check && ply >= 2 && static_eval > self.eval_stack[ply - 2];
         // The table's score as a better evaluation for the node's pruning rules (Stockfish,
         // Pikafish): a bound that lies on the side it bounds. The move loop's futility keeps
@@ -985,18 +1014,7 @@ impl Searcher {
         }
 
         let killers = self.heur.killers[ply];
-        let ctx = [
-            if ply >= 1 {
-                self.cont_stack[ply - 1]
-            } else {
-                NO_CONT
-            },
-            if ply >= 2 {
-                self.cont_stack[ply - 2]
-            } else {
-                NO_CONT
-            },
-        ];
+        let ctx = self.ctx_at(ply);
         let bad_percent = (p.see_bad_captures_last != 0).then_some(p.see_bad_capture_percent);
         let mut picker =
             StagedMoves::new(pos, tt_move, killers, ctx, bad_percent, p.order_check_bonus);
@@ -1203,6 +1221,8 @@ impl Searcher {
                 }
                 searched += 1;
                 self.stats.moves_searched += 1;
+                self.early[ply] =
+                    m != tt_move && (searched == 1 + !tt_move.is_null() as i32 || m == killers[0]);
                 // Check extension where the depth left is at least `check_ext_min_depth` (0,
                 // the default: every check; Stockfish and Pikafish extend checks only above
                 // depth 10). Its SPRT is in docs/measurements.md; the constant is left to a
@@ -1289,6 +1309,10 @@ impl Searcher {
         if best_score >= beta {
             let bonus = history_bonus(&p, depth);
             let max = p.history_max.max(1);
+            if p.history_prior != 0 && ply >= 1 && self.early[ply - 1] {
+                // The opponent's move searched early was refuted.
+                self.update_prior_cont(pos, ply, -history_bonus(&p, depth + 1));
+            }
             if !pos.is_capture(best_move) {
                 // The quiet move that cut off: killer, history and continuation bonus; the
                 // quiet moves tried before it get a malus.
@@ -1315,6 +1339,17 @@ impl Searcher {
                     self.heur.update_capture(pos, c, -bonus, max);
                 }
             }
+        }
+
+        if p.history_prior != 0
+            && best_move.is_null()
+            && (depth >= 5 || pv_node || best_score < alpha - p.futility_margin * depth / 4)
+        {
+            // Nothing here reached alpha: the opponent's quiet move before this node was a
+            // good one, the more so at a principal or expected cut node (Stockfish's prior
+            // countermove bonus).
+            let bonus = history_bonus(&p, depth) * (1 + (pv_node || cut_node) as i32);
+            self.update_prior_cont(pos, ply, bonus);
         }
 
         let bound = if best_score >= beta {
@@ -1353,6 +1388,83 @@ impl Searcher {
         self.tt
             .store(key, ply, best_move, best_score, stored_eval, depth, bound);
         best_score
+    }
+
+    /// The continuation contexts of a move made at `ply`: the rows of the moves one and two
+    /// plies before it.
+    #[inline]
+    fn ctx_at(&self, ply: usize) -> [usize; 2] {
+        [
+            if ply >= 1 {
+                self.cont_stack[ply - 1]
+            } else {
+                NO_CONT
+            },
+            if ply >= 2 {
+                self.cont_stack[ply - 2]
+            } else {
+                NO_CONT
+            },
+        ]
+    }
+
+    /// The opponent's move that led to the node at `ply` where it was a quiet move made by
+    /// the search (not a root's history, a null move, a reveal or a capture): its piece code,
+    /// origin and destination.
+    #[inline]
+    fn prior_quiet(&self, pos: &Position, ply: usize) -> Option<(u8, usize, usize)> {
+        if ply == 0 || self.cont_stack[ply - 1] == NO_CONT {
+            return None;
+        }
+        let last = pos.history().last()?;
+        if last.captured != 0 || last.mv.is_null() {
+            return None;
+        }
+        let (from, to) = (last.mv.from().index(), last.mv.to().index());
+        Some((piece_code(pos, to), from, to))
+    }
+
+    /// Adds `bonus` to the continuation histories of the opponent's quiet move that led to
+    /// the node at `ply` (nothing for any other move).
+    fn update_prior_cont(&mut self, pos: &Position, ply: usize, bonus: i32) {
+        if let Some((code, _, to)) = self.prior_quiet(pos, ply) {
+            let ctx = self.ctx_at(ply - 1);
+            self.heur
+                .update_cont(ctx, code, to, bonus, self.params.history_max.max(1));
+        }
+    }
+
+    /// What a table cut-off at `depth` teaches about its quiet move (`history_tt_cut`): a
+    /// bonus where it cut (and a malus for the opponent's early move it refuted), a malus
+    /// where it failed low. Captures, reveals and moves that are not the side to move's
+    /// (a key collision's) teach nothing.
+    fn tt_cut_history(&mut self, pos: &Position, m: Move, cut: bool, depth: i32, ply: usize) {
+        if m.is_null()
+            || pos.is_capture(m)
+            || pos.is_dark(m.from())
+            || pos
+                .piece_at(m.from())
+                .is_none_or(|pc| pc.color != pos.side_to_move())
+        {
+            return;
+        }
+        let p = self.params;
+        let bonus = history_bonus(&p, depth);
+        let max = p.history_max.max(1);
+        let ctx = self.ctx_at(ply);
+        let (from, to) = (m.from().index(), m.to().index());
+        let code = piece_code(pos, from);
+        if cut {
+            self.heur.add_killer(ply, m);
+            self.heur.update_history(code, from, to, bonus, max);
+            self.heur.update_cont(ctx, code, to, bonus, max);
+            if ply >= 1 && self.early[ply - 1] {
+                self.update_prior_cont(pos, ply, -history_bonus(&p, depth + 1));
+            }
+        } else {
+            self.heur.update_history(code, from, to, -bonus, max);
+            self.heur.update_cont(ctx, code, to, -bonus, max);
+        }
     }
 
     /// The ProbCut search of a node (see `negamax`): the captures of the side to move whose
@@ -1611,5 +1723,7 @@ impl Searcher {
     }
 }
 
+#[cfg(test)]
+mod history_tests;
 #[cfg(test)]
 mod nnue_tests;

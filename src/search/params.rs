@@ -29,6 +29,13 @@
 //! left after the move's late-move reduction, with its quiet history divided by this added to
 //! the margin (Stockfish's and Pikafish-HCE's parent-node futility); 0 by the node's depth, the
 //! rule before it.
+//! Three further teachers of the quiet history, as Stockfish and Pikafish-HCE have them, each
+//! 0 for off (the default; their measurements are in `docs/measurements.md`):
+//! `history_tt_cut` 1 teaches the table's quiet move at a table cut-off (a bonus where it cut,
+//! a malus where it failed low); `history_prior` 1 gives the opponent's quiet move before a
+//! node that failed low a continuation bonus, and the opponent's early move before a node
+//! that cut off a continuation malus; `history_eval_diff` above 0 moves the history of the
+//! opponent's quiet move by this times the centipawns it raised its side's static evaluation.
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
@@ -181,6 +188,9 @@ search_params! {
     order_check_bonus: 0 in 0..=32000 step 1000,
     history_from_to: 0 in 0..=1 step 1,
     futility_history_divisor: 100 in 0..=1000 step 10,
+    history_tt_cut: 0 in 0..=1 step 1,
+    history_prior: 0 in 0..=1 step 1,
+    history_eval_diff: 0 in 0..=128 step 4,
 }
 
 /// The declaration in the params file format (a test keeps it equal to the declaration).
