@@ -1309,25 +1309,17 @@ impl Searcher {
         if best_score >= beta {
             let bonus = history_bonus(&p, depth);
             let max = p.history_max.max(1);
-            if p.history_prior != 0 && ply >= 1 && self.early[ply - 1] {
-                // The opponent's move searched early was refuted.
-                self.update_prior_cont(pos, ply, -history_bonus(&p, depth + 1));
+            if p.history_prior != 0 {
+                self.refute_early_prior(pos, ply, depth);
             }
             if !pos.is_capture(best_move) {
                 // The quiet move that cut off: killer, history and continuation bonus; the
                 // quiet moves tried before it get a malus.
                 self.heur.add_killer(ply, best_move);
-                let code = piece_code(pos, best_move.from().index());
-                let to = best_move.to().index();
-                self.heur
-                    .update_history(code, best_move.from().index(), to, bonus, max);
-                self.heur.update_cont(ctx, code, to, bonus, max);
+                self.heur.update_quiet(pos, ctx, best_move, bonus, max);
                 for &q in &quiets[..n_quiets] {
                     if q != best_move {
-                        let c = piece_code(pos, q.from().index());
-                        let (from, to) = (q.from().index(), q.to().index());
-                        self.heur.update_history(c, from, to, -bonus, max);
-                        self.heur.update_cont(ctx, c, to, -bonus, max);
+                        self.heur.update_quiet(pos, ctx, q, -bonus, max);
                     }
                 }
             } else {
@@ -1434,6 +1426,15 @@ impl Searcher {
         }
     }
 
+    /// A cut-off at `depth` refutes the opponent's move before it where that move was searched
+    /// early: its continuation histories get the malus of a cut-off one ply deeper.
+    fn refute_early_prior(&mut self, pos: &Position, ply: usize, depth: i32) {
+        if ply >= 1 && self.early[ply - 1] {
+            let malus = -history_bonus(&self.params, depth + 1);
+            self.update_prior_cont(pos, ply, malus);
+        }
+    }
+
     /// What a table cut-off at `depth` teaches about its quiet move (`history_tt_cut`): a
     /// bonus where it cut (and a malus for the opponent's early move it refuted), a malus
     /// where it failed low. Captures, reveals and moves that are not the side to move's
@@ -1448,22 +1449,15 @@ impl Searcher {
         {
             return;
         }
-        let p = self.params;
-        let bonus = history_bonus(&p, depth);
-        let max = p.history_max.max(1);
+        let bonus = history_bonus(&self.params, depth);
+        let max = self.params.history_max.max(1);
         let ctx = self.ctx_at(ply);
-        let (from, to) = (m.from().index(), m.to().index());
-        let code = piece_code(pos, from);
         if cut {
             self.heur.add_killer(ply, m);
-            self.heur.update_history(code, from, to, bonus, max);
-            self.heur.update_cont(ctx, code, to, bonus, max);
-            if ply >= 1 && self.early[ply - 1] {
-                self.update_prior_cont(pos, ply, -history_bonus(&p, depth + 1));
-            }
+            self.heur.update_quiet(pos, ctx, m, bonus, max);
+            self.refute_early_prior(pos, ply, depth);
         } else {
-            self.heur.update_history(code, from, to, -bonus, max);
-            self.heur.update_cont(ctx, code, to, -bonus, max);
+            self.heur.update_quiet(pos, ctx, m, -bonus, max);
         }
     }
 

@@ -145,6 +145,16 @@ impl Heuristics {
         }
     }
 
+    /// The quiet move `m` of `pos`, played after the moves whose rows `ctx` holds, gets
+    /// `bonus` in its history and both continuation histories.
+    #[inline]
+    pub fn update_quiet(&mut self, pos: &Position, ctx: [usize; 2], m: Move, bonus: i32, max: i32) {
+        let (from, to) = (m.from().index(), m.to().index());
+        let code = piece_code(pos, from);
+        self.update_history(code, from, to, bonus, max);
+        self.update_cont(ctx, code, to, bonus, max);
+    }
+
     #[inline]
     pub fn update_capture(&mut self, pos: &Position, m: Move, bonus: i32, max: i32) {
         let i = capture_index(pos, m);
