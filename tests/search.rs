@@ -354,7 +354,10 @@ fn probcut_is_tried_from_its_minimum_depth_and_cuts() {
 /// its pruning rules), `cont_prune_max_depth` (quiet moves with a bad continuation history
 /// pruned), `order_check_bonus` (quiet direct checks ordered first), `history_from_to` (the
 /// quiet history indexed by origin and destination) and the three further teachers of the
-/// quiet history (`history_tt_cut`, `history_prior`, `history_eval_diff`), and one that is on,
+/// quiet history (`history_tt_cut`, `history_prior`, `history_eval_diff`), the two rules of
+/// the re-search after a reduction (`lmr_deeper_margin`, `lmr_research_history`), the deeper
+/// internal reduction of principal nodes (`iir_pv_reduction`), the larger bonus of a cut-off
+/// far above beta (`history_beta_margin`), and one that is on,
 /// `futility_history_divisor` (futility by the reduced depth and the move's history; 0 turns it
 /// off): each switched away from its default searches a different tree on the bench's
 /// middlegames, the same one again on a second run, and still finds the mate in three whose
@@ -390,6 +393,10 @@ fn off_by_default_switches_turn_on_and_off() {
         history_tt_cut: 0,
         history_prior: 0,
         history_eval_diff: 0,
+        lmr_deeper_margin: 0,
+        lmr_research_history: 0,
+        iir_pv_reduction: 1,
+        history_beta_margin: 0,
         ..SearchParams::default()
     });
     assert_eq!(off, explicit_off);
@@ -425,6 +432,22 @@ fn off_by_default_switches_turn_on_and_off() {
         },
         SearchParams {
             history_eval_diff: 32,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            lmr_deeper_margin: 35,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            lmr_research_history: 1,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            iir_pv_reduction: 3,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            history_beta_margin: 100,
             ..SearchParams::default()
         },
     ] {

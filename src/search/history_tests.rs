@@ -1,8 +1,10 @@
 //! The teachers of the quiet history beside the cut-off's own update (`history_tt_cut`,
-//! `history_prior`, `history_eval_diff`): which move each teaches, by how much and which way.
+//! `history_prior`, `history_eval_diff`): which move each teaches, by how much and which way;
+//! the larger bonus of a cut-off far above beta (`history_beta_margin`) and the depth of the
+//! re-search after a reduction (`lmr_deeper_margin`).
 
 use super::ordering::{NO_CONT, cont_row, history_bonus, piece_code};
-use super::{SearchParams, Searcher, eval_diff_bonus};
+use super::{SearchParams, Searcher, cut_bonus_depth, eval_diff_bonus, research_depth};
 use crate::core::{Move, Position};
 use crate::eval::EvalParams;
 use std::sync::Arc;
@@ -134,4 +136,38 @@ fn table_cut_offs_teach_their_quiet_move() {
         let c = piece_code(&pos, m.from().index());
         assert_eq!(quiet.heur.history(c, m.from().index(), m.to().index()), 0);
     }
+}
+
+#[test]
+fn cut_bonus_depth_adds_a_ply_only_above_the_margin() {
+    let p = SearchParams {
+        history_beta_margin: 100,
+        ..SearchParams::default()
+    };
+    assert_eq!(cut_bonus_depth(&p, 7, 201, 100), 8);
+    assert_eq!(cut_bonus_depth(&p, 7, 200, 100), 7);
+    assert_eq!(cut_bonus_depth(&p, 7, 100, 100), 7);
+    // Off by default, however far above beta.
+    assert_eq!(cut_bonus_depth(&SearchParams::default(), 7, 30_000, 0), 7);
+}
+
+#[test]
+fn research_depth_goes_deeper_far_above_alpha_and_shallower_near_the_best() {
+    let p = SearchParams {
+        lmr_deeper_margin: 35,
+        ..SearchParams::default()
+    };
+    // Reduced by 2 plies from 9: deeper needs more than alpha + 35 + 8.
+    assert_eq!(research_depth(&p, 9, 2, 144, 100, 0), 10);
+    assert_eq!(research_depth(&p, 9, 2, 143, 100, 0), 9);
+    // Shallower where the score beat the best so far by less than 9 (a ply of 9 each).
+    assert_eq!(research_depth(&p, 9, 2, 101, 100, 93), 8);
+    assert_eq!(research_depth(&p, 9, 2, 101, 100, 92), 9);
+    // Both at once cancel.
+    assert_eq!(research_depth(&p, 9, 2, 150, 100, 145), 9);
+    // Off by default.
+    assert_eq!(
+        research_depth(&SearchParams::default(), 9, 2, 30_000, 100, 99),
+        9
+    );
 }

@@ -163,6 +163,35 @@ fn eval_diff_bonus(p: &SearchParams, before: i32, after: i32) -> i32 {
     (-p.history_eval_diff * (before + after)).clamp(-cap, cap)
 }
 
+/// The depth a reduced move whose reduced search beat `alpha` is searched again to
+/// (`lmr_deeper_margin`; Stockfish's and Pikafish-HCE's): a ply deeper than `new_depth` where
+/// the reduced score beat alpha by more than the margin plus 4 a ply of the reduction `r`, a ply
+/// shallower where it beat the node's best score so far by less than a centipawn a ply of
+/// `new_depth`. `new_depth` itself while the margin is 0.
+#[inline]
+fn research_depth(
+    p: &SearchParams,
+    new_depth: i32,
+    r: i32,
+    score: i32,
+    alpha: i32,
+    best: i32,
+) -> i32 {
+    if p.lmr_deeper_margin == 0 {
+        return new_depth;
+    }
+    new_depth + (score > alpha + p.lmr_deeper_margin + 4 * r) as i32
+        - (score < best + new_depth) as i32
+}
+
+/// The depth whose history bonus a cut-off at `depth` earns: a ply more where its score beat
+/// beta by more than `history_beta_margin` (0: never; Stockfish's and Pikafish-HCE's larger
+/// bonus).
+#[inline]
+fn cut_bonus_depth(p: &SearchParams, depth: i32, best: i32, beta: i32) -> i32 {
+    depth + (p.history_beta_margin > 0 && best > beta + p.history_beta_margin) as i32
+}
+
 /// Null-move zugzwang guard: the side to move keeps a rook, or two horses/cannons. Xiangqi
 /// endings with only pawns, advisors, elephants and a single minor piece are where passing
 /// would be better than any move, and null-move pruning would misjudge them.
@@ -1009,8 +1038,9 @@ impl Searcher {
 
         // Internal iterative reduction: without a TT move this node is probably less
         // important than it looked, and a shallower search fills the table faster.
+        // A principal node loses `iir_pv_reduction` plies (Stockfish and Pikafish-HCE: 3).
         if !root && depth >= p.iir_min_depth && tt_move.is_null() && (pv_node || cut_node) {
-            depth -= 1;
+            depth -= if pv_node { p.iir_pv_reduction } else { 1 };
         }
 
         let killers = self.heur.killers[ply];
@@ -1237,7 +1267,7 @@ impl Searcher {
                 } else {
                     check_ext
                 };
-                let new_depth = depth - 1 + ext;
+                let mut new_depth = depth - 1 + ext;
                 let mut score;
                 if searched == 1 {
                     score = -self.negamax(
@@ -1264,11 +1294,34 @@ impl Searcher {
                         r = r.clamp(0, (new_depth - 1).max(0));
                     }
                     self.stats.reduced += (r > 0) as u64;
-                    score = -self.negamax(pos, -alpha - 1, -alpha, new_depth - r, ply + 1, true);
+                    let reduced = new_depth - r;
+                    score = -self.negamax(pos, -alpha - 1, -alpha, reduced, ply + 1, true);
                     if score > alpha && r > 0 {
-                        self.stats.re_searched += 1;
-                        score =
-                            -self.negamax(pos, -alpha - 1, -alpha, new_depth, ply + 1, !cut_node);
+                        new_depth = research_depth(&p, new_depth, r, score, alpha, best_score);
+                        if new_depth > reduced {
+                            self.stats.re_searched += 1;
+                            score = -self.negamax(
+                                pos,
+                                -alpha - 1,
+                                -alpha,
+                                new_depth,
+                                ply + 1,
+                                !cut_node,
+                            );
+                        }
+                        // `lmr_research_history`: the re-search's verdict teaches the move's
+                        // continuation histories.
+                        if p.lmr_research_history != 0 {
+                            let bonus = history_bonus(&p, new_depth);
+                            let bonus = if score > alpha { bonus } else { -bonus };
+                            self.heur.update_cont(
+                                ctx,
+                                code,
+                                m.to().index(),
+                                bonus,
+                                p.history_max.max(1),
+                            );
+                        }
                     }
                     if pv_node && score > alpha && score < beta {
                         score = -self.negamax(pos, -beta, -alpha, new_depth, ply + 1, false);
@@ -1307,7 +1360,7 @@ impl Searcher {
             };
         }
         if best_score >= beta {
-            let bonus = history_bonus(&p, depth);
+            let bonus = history_bonus(&p, cut_bonus_depth(&p, depth, best_score, beta));
             let max = p.history_max.max(1);
             if p.history_prior != 0 {
                 self.refute_early_prior(pos, ply, depth);

@@ -36,6 +36,17 @@
 //! node that failed low a continuation bonus, and the opponent's early move before a node
 //! that cut off a continuation malus; `history_eval_diff` above 0 moves the history of the
 //! opponent's quiet move by this times the centipawns it raised its side's static evaluation.
+//! Two rules for the re-search of a reduced move that beat alpha, as Stockfish and Pikafish-HCE
+//! have them, each 0 for off (the default): `lmr_deeper_margin` above 0 re-searches a ply deeper
+//! where the reduced search beat alpha by more than this plus 4 a ply of reduction, and a ply
+//! shallower where it beat the node's best score by less than a centipawn a ply of depth (no
+//! re-search at all where that leaves no more depth than the reduced search had);
+//! `lmr_research_history` 1 gives the move a continuation bonus where the re-search still beat
+//! alpha, a malus where it did not.
+//! `iir_pv_reduction` is the internal iterative reduction of a principal node without a table
+//! move (1, the default; Stockfish and Pikafish-HCE take 3; other nodes lose 1);
+//! `history_beta_margin` above 0 gives a quiet cut-off that beat beta by more than this the
+//! history bonus of a ply deeper (0, the default: never).
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
@@ -191,6 +202,10 @@ search_params! {
     history_tt_cut: 0 in 0..=1 step 1,
     history_prior: 0 in 0..=1 step 1,
     history_eval_diff: 0 in 0..=128 step 4,
+    lmr_deeper_margin: 0 in 0..=200 step 5,
+    lmr_research_history: 0 in 0..=1 step 1,
+    iir_pv_reduction: 1 in 1..=4 step 1,
+    history_beta_margin: 0 in 0..=400 step 10,
 }
 
 /// The declaration in the params file format (a test keeps it equal to the declaration).
