@@ -34,7 +34,8 @@ pub use crate::tunable::ParamSpec as Gene;
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamSet {
     Eval(EvalParams),
-    Search(SearchParams),
+    /// Boxed: the search constants outgrew the other variants several times over.
+    Search(Box<SearchParams>),
     /// An external engine's tuned options.
     Engine(OptionSet),
 }
@@ -44,7 +45,7 @@ impl ParamSet {
     pub fn default_of(kind: SpaceKind) -> ParamSet {
         match kind {
             SpaceKind::Eval => ParamSet::Eval(EvalParams::default()),
-            SpaceKind::Search => ParamSet::Search(SearchParams::default()),
+            SpaceKind::Search => ParamSet::Search(Box::default()),
             // An engine's options come from the engine: no defaults without one.
             SpaceKind::Engine => ParamSet::Engine(OptionSet::default()),
         }
@@ -54,7 +55,7 @@ impl ParamSet {
         let err = |e: ParamsError| TuneError::Params(format!("{}: {e}", path.display()));
         Ok(match kind {
             SpaceKind::Eval => ParamSet::Eval(EvalParams::load(path).map_err(err)?),
-            SpaceKind::Search => ParamSet::Search(SearchParams::load(path).map_err(err)?),
+            SpaceKind::Search => ParamSet::Search(Box::new(SearchParams::load(path).map_err(err)?)),
             SpaceKind::Engine => ParamSet::Engine(OptionSet::load(path)?),
         })
     }
@@ -71,7 +72,7 @@ impl ParamSet {
     fn list(&self) -> &dyn ParamList {
         match self {
             ParamSet::Eval(p) => p,
-            ParamSet::Search(p) => p,
+            ParamSet::Search(p) => p.as_ref(),
             ParamSet::Engine(p) => p,
         }
     }
@@ -87,7 +88,7 @@ impl ParamSet {
     pub fn from_vec(&self, v: &[i32]) -> ParamSet {
         match self {
             ParamSet::Eval(p) => ParamSet::Eval(p.from_vec(v)),
-            ParamSet::Search(p) => ParamSet::Search(p.from_vec(v)),
+            ParamSet::Search(p) => ParamSet::Search(Box::new(p.from_vec(v))),
             ParamSet::Engine(p) => ParamSet::Engine(p.from_vec(v)),
         }
     }
@@ -101,10 +102,10 @@ impl ParamSet {
         use std::sync::Arc;
         let (eval, search) = match (self, other) {
             (ParamSet::Eval(e), ParamSet::Search(s)) | (ParamSet::Search(s), ParamSet::Eval(e)) => {
-                (e.clone(), *s)
+                (e.clone(), **s)
             }
             (ParamSet::Eval(e), _) => (e.clone(), SearchParams::default()),
-            (ParamSet::Search(s), _) => (EvalParams::default(), *s),
+            (ParamSet::Search(s), _) => (EvalParams::default(), **s),
             (ParamSet::Engine(_), _) => (EvalParams::default(), SearchParams::default()),
         };
         crate::play::EngineConfig {
