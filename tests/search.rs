@@ -457,6 +457,33 @@ fn off_by_default_switches_turn_on_and_off() {
     }
 }
 
+/// The deepest internal reduction the bounds allow (`iir_pv_reduction` 4 from
+/// `iir_min_depth` 2) leaves a principal node at least one ply: the bench's middlegames search
+/// to depth 7 with legal best moves, and the mate in three is still found at its distance.
+#[test]
+fn deepest_internal_reduction_keeps_a_ply() {
+    let params = SearchParams {
+        iir_min_depth: 2,
+        iir_pv_reduction: 4,
+        ..SearchParams::default()
+    };
+    let mut s = Searcher::new(Arc::new(EvalParams::default()), params, 4);
+    for pos in xqtune::bench::bench_positions()
+        .unwrap()
+        .iter()
+        .skip(8)
+        .take(4)
+    {
+        s.new_game();
+        let r = s.search(pos, &depth(7), &mut |_| {});
+        assert!(pos.legal_moves().contains(r.best_move), "{pos:?}");
+    }
+    let mate = Position::from_fen("3k5/4a4/9/9/9/9/9/9/9/4KR3 w - - 0 1").unwrap();
+    s.new_game();
+    let r = s.search(&mate, &depth(10), &mut |_| {});
+    assert_eq!(mate_in(r.score), Some(3));
+}
+
 /// `qs_checks` searches quiet checks at the first ply of quiescence. Red to move (king d0,
 /// advisor f2, a pawn that can take a horse); black threatens Ra4-d4, a quiet move that mates
 /// (d1 is on the rook's file, e0 faces black's king). Only Af2-e1 holds (it blocks the file of

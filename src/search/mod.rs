@@ -1038,9 +1038,10 @@ impl Searcher {
 
         // Internal iterative reduction: without a TT move this node is probably less
         // important than it looked, and a shallower search fills the table faster.
-        // A principal node loses `iir_pv_reduction` plies (Stockfish and Pikafish-HCE: 3).
+        // A principal node loses `iir_pv_reduction` plies (Stockfish and Pikafish-HCE: 3), down
+        // to one ply at least (the move loop's tables start at depth 1).
         if !root && depth >= p.iir_min_depth && tt_move.is_null() && (pv_node || cut_node) {
-            depth -= if pv_node { p.iir_pv_reduction } else { 1 };
+            depth = (depth - if pv_node { p.iir_pv_reduction } else { 1 }).max(1);
         }
 
         let killers = self.heur.killers[ply];
