@@ -45,8 +45,9 @@
 //! alpha, a malus where it did not.
 //! `iir_pv_reduction` is the internal iterative reduction of a principal node without a table
 //! move (1, the default; Stockfish and Pikafish-HCE take 3; other nodes lose 1);
-//! `history_beta_margin` above 0 gives a quiet cut-off that beat beta by more than this the
-//! history bonus of a ply deeper (0, the default: never).
+//! `history_beta_margin` above 0 gives a cut-off that beat beta by more than this (quiet or
+//! capture, and the malus of the moves tried before it) the history bonus of a ply deeper (0,
+//! the default: never).
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
