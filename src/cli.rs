@@ -64,6 +64,8 @@ pub enum Command {
     Book(crate::play::book::BookArgs),
     /// Generate labelled quiet positions from self-play (for `tune texel`).
     Datagen(crate::tune::datagen::DatagenArgs),
+    /// Score the positions of a dataset with an engine's search (for `tune texel --lambda`).
+    Label(crate::tune::label::LabelArgs),
     /// The self-play learning loop: datagen with the best network, train, gate, repeat.
     Learn(Box<crate::tune::learn::LearnArgs>),
     /// Rebuild the plots of a run folder from its log.csv.
@@ -96,6 +98,7 @@ pub fn main() -> i32 {
                 | Command::Tournament(_)
                 | Command::Tune(_)
                 | Command::Datagen(_)
+                | Command::Label(_)
                 | Command::Book(_)
                 | Command::Learn(_)
         )
@@ -147,6 +150,7 @@ fn registry() -> crate::exec::Registry {
     crate::exec::Registry::new()
         .job::<crate::play::job::GameJob>()
         .job::<crate::tune::datagen::DatagenJob>()
+        .job::<crate::tune::label::LabelJob>()
         .job::<crate::play::book::BookJob>()
         .resident::<crate::tune::texel::data::TexelShare>()
         .resident::<crate::tune::nnue::data::NnueShare>()
@@ -174,6 +178,7 @@ fn worker_threads(cli: &Cli) -> usize {
             crate::tune::TuneCommand::Nnue(a) => a.common.concurrency,
         },
         Some(Command::Datagen(a)) => a.concurrency,
+        Some(Command::Label(a)) => a.concurrency,
         Some(Command::Book(a)) => a.concurrency,
         Some(Command::Learn(a)) => a.common.concurrency,
         _ => None,
@@ -228,6 +233,9 @@ fn run(cli: Cli) -> Result<()> {
             .map(|_| ())
             .map_err(Into::into),
         Some(Command::Datagen(a)) => crate::tune::datagen::run_datagen(&a)
+            .map(|_| ())
+            .map_err(Into::into),
+        Some(Command::Label(a)) => crate::tune::label::run_label(&a)
             .map(|_| ())
             .map_err(Into::into),
         Some(Command::Plot(a)) => crate::tune::run_plot(a),

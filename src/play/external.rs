@@ -223,11 +223,20 @@ impl ExternalPlayer {
     }
 }
 
-/// The score and depth of an `info` line that has a score: `score cp N`, `score mate N` (in
-/// moves, as UCI counts them; on the search's scale here, see [`mate_score`]) or UCCI's
-/// `score N`, and the line's `depth` if it has one.
-fn parse_info(line: &str) -> Option<(i32, Option<u32>)> {
-    let (mut score, mut depth) = (None, None);
+/// What an `info` line with a score says: `score cp N`, `score mate N` (in moves, as UCI
+/// counts them; on the search's scale here, see [`mate_score`]) or UCCI's `score N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Info {
+    score: i32,
+    /// The line's `depth`, if it has one.
+    depth: Option<u32>,
+    /// Whether the score is a `lowerbound` or `upperbound` (an iteration cut short or a
+    /// fail-high report), not the value of the line.
+    bound: bool,
+}
+
+fn parse_info(line: &str) -> Option<Info> {
+    let (mut score, mut depth, mut bound) = (None, None, false);
     let mut it = line.split_whitespace();
     while let Some(t) = it.next() {
         match t {
@@ -239,12 +248,17 @@ fn parse_info(line: &str) -> Option<(i32, Option<u32>)> {
                     other => other.parse().ok(),
                 }
             }
+            "lowerbound" | "upperbound" => bound = true,
             // the rest of the line is moves or free text
             "pv" | "string" => break,
             _ => {}
         }
     }
-    score.map(|s| (s, depth))
+    score.map(|score| Info {
+        score,
+        depth,
+        bound,
+    })
 }
 
 impl Player for ExternalPlayer {
@@ -301,12 +315,17 @@ impl Player for ExternalPlayer {
         }
         // `position` and `go` in one write: the engine reads both at one wake-up.
         self.send(&format!("{position}\n{go}"))?;
-        let (mut score, mut depth) = (None, None);
+        // The reply's score is that of the last info line that is not a bound (a bound only
+        // while there is none): a search stopped mid-iteration reports where the cut-short
+        // iteration stood, not what it found.
+        let (mut score, mut depth, mut exact) = (None, None, false);
         let line = self.wait_for(
             |line| {
                 if line.starts_with("info") {
-                    if let Some((s, d)) = parse_info(line) {
-                        (score, depth) = (Some(s), d);
+                    if let Some(i) = parse_info(line)
+                        && (!i.bound || !exact)
+                    {
+                        (score, depth, exact) = (Some(i.score), i.depth, !i.bound);
                     }
                     false
                 } else {
@@ -331,11 +350,19 @@ impl Player for ExternalPlayer {
 mod tests {
     use super::*;
 
+    fn info(score: i32, depth: Option<u32>, bound: bool) -> Option<Info> {
+        Some(Info {
+            score,
+            depth,
+            bound,
+        })
+    }
+
     #[test]
     fn scores_and_depths_from_info_lines() {
         assert_eq!(
             parse_info("info depth 5 seldepth 9 score cp -31 nodes 100 pv h2e2"),
-            Some((-31, Some(5)))
+            info(-31, Some(5), false)
         );
         // mate in moves becomes plies on the search's scale, and reads back as the same moves
         for (line, score, depth, moves) in [
@@ -344,14 +371,21 @@ mod tests {
             ("info depth 6 score mate -2", -29_996, 6, -2),
             ("info depth 0 score mate 0", -30_000, 0, 0),
         ] {
-            assert_eq!(parse_info(line), Some((score, Some(depth))), "{line}");
+            assert_eq!(parse_info(line), info(score, Some(depth), false), "{line}");
             assert_eq!(crate::search::mate_in(score), Some(moves), "{line}");
         }
         assert_eq!(
             parse_info("info score 42 depth 3 pv h2e2"),
-            Some((42, Some(3)))
+            info(42, Some(3), false)
         );
-        assert_eq!(parse_info("info score cp 10 lowerbound"), Some((10, None)));
+        assert_eq!(
+            parse_info("info score cp 10 lowerbound"),
+            info(10, None, true)
+        );
+        assert_eq!(
+            parse_info("info depth 8 score cp 29 upperbound nodes 9000 pv h2e2"),
+            info(29, Some(8), true)
+        );
         assert_eq!(parse_info("info depth 9 currmove h2e2"), None);
         assert_eq!(parse_info("info string score cp 5 depth 3"), None);
         assert_eq!(parse_info("info depth 3 pv h2e2 score cp 5"), None);

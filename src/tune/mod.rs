@@ -24,6 +24,7 @@ pub mod engine;
 pub mod export;
 pub mod files;
 pub mod ga;
+pub mod label;
 pub mod learn;
 pub mod nnue;
 pub mod plot;

@@ -76,6 +76,8 @@ pub struct LoadSpec {
     pub only: String,
     /// `--lambda`: the weight of the search score in the labels.
     pub lambda: f64,
+    /// `--score-k`: the K of the search scores in the labels (`None`: the evaluation's).
+    pub score_k: Option<f64>,
 }
 
 impl LoadSpec {
@@ -191,7 +193,7 @@ impl TexelShare {
                     path,
                     space,
                     &is_val,
-                    spec.lambda,
+                    (spec.lambda, spec.score_k),
                 )?);
             }
         }
@@ -208,7 +210,7 @@ impl TexelShare {
                 path,
                 space,
                 &is_val,
-                spec.lambda,
+                (spec.lambda, spec.score_k),
             )?);
         }
         Ok(data)
@@ -376,7 +378,7 @@ fn trace_shard(
     path: &std::path::Path,
     space: &Space,
     is_val: &(dyn Fn(usize) -> bool + Sync),
-    lambda: f64,
+    (lambda, score_k): (f64, Option<f64>),
 ) -> Result<Shard, TuneError> {
     let tracing = Tracing::new(space);
     let parts: Result<Vec<(TraceSet, TraceSet)>, DatasetError> = rows
@@ -396,8 +398,8 @@ fn trace_shard(
                 }
             }
             let [(mut train, ts), (mut val, vs)] = sets;
-            train.set_scores(lambda, ts);
-            val.set_scores(lambda, vs);
+            train.set_scores(lambda, score_k, ts);
+            val.set_scores(lambda, score_k, vs);
             Ok((train, val))
         })
         .collect();

@@ -80,6 +80,50 @@ pub fn fit_k(set: &dyn Objective, theta: &[f64]) -> Result<f64, TuneError> {
         .ok_or_else(|| TuneError::Optimiser("fitting K gave no result".into()))
 }
 
+/// The mean squared error of `σ(k·score)` against the results.
+struct ScoreKProblem(Vec<(f32, f32)>);
+
+impl CostFunction for ScoreKProblem {
+    type Param = f64;
+    type Output = f64;
+    fn cost(&self, k: &f64) -> Result<f64, ArgminError> {
+        let sum: f64 = self
+            .0
+            .iter()
+            .map(|&(s, r)| (r as f64 - super::trace::sigmoid(*k, s as f64)).powi(2))
+            .sum();
+        Ok(sum / self.0.len().max(1) as f64)
+    }
+}
+
+/// `--score-k auto`: the K at which the search scores of the file's first `max` rows (all when
+/// `None`) best predict their results (Brent's method on [0.01, 10]), as [`fit_k`] fits the
+/// evaluation's. Rows without a score are left out (the loader rejects them).
+pub fn fit_score_k(path: &std::path::Path, max: Option<usize>) -> Result<f64, TuneError> {
+    let mut pairs = Vec::new();
+    for row in crate::tune::dataset::labelled_lines(path)?.take(max.unwrap_or(usize::MAX)) {
+        let row = row?;
+        if let Some(s) = row.score {
+            pairs.push((s as f32, row.result));
+        }
+    }
+    if pairs.is_empty() {
+        return Err(TuneError::Io(format!(
+            "{}: no search scores to fit --score-k auto on (rows `FEN | score | wdl`)",
+            path.display()
+        )));
+    }
+    let solver = BrentOpt::new(0.01, 10.0).set_tolerance(1e-8, 1e-10);
+    let res = Executor::new(ScoreKProblem(pairs), solver)
+        .configure(|s| s.max_iters(200))
+        .run()
+        .map_err(|e| TuneError::Optimiser(format!("fitting the scores' K: {e}")))?;
+    res.state()
+        .get_best_param()
+        .copied()
+        .ok_or_else(|| TuneError::Optimiser("fitting the scores' K gave no result".into()))
+}
+
 /// (θ, loss, gradient) of the last evaluation.
 type Cached = (Vec<f64>, f64, Vec<f64>);
 

@@ -71,6 +71,11 @@ pub struct TexelArgs {
     /// rows when above 0.
     #[arg(long, default_value_t = 0.0)]
     pub lambda: f64,
+    /// The K of the search scores in the label, `σ(K·score)`: `auto` fits it on the scores
+    /// against the results, for scores from another engine (`xqtune label`), whose centipawns
+    /// are not the evaluation's; a number sets it. Default: the evaluation's K.
+    #[arg(long, value_parser = parse_score_k)]
+    pub score_k: Option<ScoreK>,
     /// How the parameters move: full-batch L-BFGS (one iteration per epoch), or mini-batch
     /// Adam or AdaGrad (one epoch = one pass over the training positions in shuffled batches).
     #[arg(long, value_enum, default_value_t = Optimiser::Lbfgs)]
@@ -168,6 +173,9 @@ pub struct TexelSettings {
     /// (Absent from run folders written before `--lambda`: results only.)
     #[serde(default)]
     pub lambda: f64,
+    /// `--score-k` (absent from run folders written before it: the evaluation's K).
+    #[serde(default)]
+    pub score_k: Option<ScoreK>,
     /// The optimiser and its constants (defaults: what runs written before they existed did).
     #[serde(default)]
     pub optimiser: Optimiser,
@@ -199,6 +207,25 @@ fn default_eps() -> f64 {
     1e-8
 }
 
+/// `--score-k`: how the search scores of the labels are turned into expected results.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScoreK {
+    /// Fitted on the scores against the results, before the run.
+    Auto,
+    Value(f64),
+}
+
+fn parse_score_k(text: &str) -> Result<ScoreK, String> {
+    if text == "auto" {
+        return Ok(ScoreK::Auto);
+    }
+    match text.parse::<f64>() {
+        Ok(k) if k > 0.0 && k.is_finite() => Ok(ScoreK::Value(k)),
+        _ => Err(format!("'{text}' is neither `auto` nor a positive number")),
+    }
+}
+
 impl TexelSettings {
     /// The mini-batch update rule these settings describe.
     pub fn rule(&self) -> Rule {
@@ -222,6 +249,7 @@ impl From<&TexelArgs> for TexelSettings {
             memory: a.memory.unwrap_or(DEFAULT_MEMORY),
             max_positions: a.max_positions,
             lambda: a.lambda,
+            score_k: a.score_k,
             optimiser: a.optimiser,
             batch_size: a.batch_size.unwrap_or(DEFAULT_BATCH),
             lr: a.lr.unwrap_or(a.optimiser.default_lr()),
@@ -293,6 +321,16 @@ impl TexelTuner {
             eval: base.clone(),
             only: ctx.settings.common.only.clone(),
             lambda: a.lambda,
+            score_k: match a.score_k {
+                Some(_) if a.lambda == 0.0 => None,
+                Some(ScoreK::Value(k)) => Some(k),
+                Some(ScoreK::Auto) => {
+                    let k = fit::fit_score_k(data, a.max_positions)?;
+                    crate::outln!("K of the search scores = {k:.4} (fitted on the results)");
+                    Some(k)
+                }
+                None => None,
+            },
         };
         let data = TexelDataset::load(&spec)?;
         let (held, bytes) = data.local().shards.iter().fold((0, 0), |(n, b), s| {
@@ -644,6 +682,31 @@ mod tests {
         };
         let (d0, d1) = (dist(&space.values()), dist(&best));
         assert!(d1 < 0.5 * d0, "distance to the truth {d0} -> {d1}");
+        // Another engine's scores, in units worth twice ours: with the evaluation's K the fit
+        // halves the evaluation; `--score-k 2` (its own K) learns our units back.
+        let halved: String = std::fs::read_to_string(&data)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(" | ").collect();
+                let s: i32 = f[1].parse().unwrap();
+                format!("{} | {} | {}\n", f[0], s / 2, f[2])
+            })
+            .collect();
+        let other = out.join("other.txt");
+        std::fs::write(&other, halved).unwrap();
+        let with_k = |k: Option<&str>| {
+            let mut a = args("1", &other);
+            a.score_k = k.map(|k| parse_score_k(k).unwrap());
+            run_texel(&a).unwrap().best.unwrap()
+        };
+        let (own, shared) = (dist(&with_k(Some("2"))), dist(&with_k(None)));
+        assert!(
+            own < 0.5 * d0 && shared > 2.0 * own,
+            "{d0} -> {own}, {shared}"
+        );
+        assert!(parse_score_k("0").is_err() && parse_score_k("x").is_err());
+        assert_eq!(parse_score_k("auto"), Ok(ScoreK::Auto));
         // out of range, and rows without a score
         let e = run_texel(&args("1.5", &data)).unwrap_err().to_string();
         assert!(e.contains("--lambda 1.5"), "{e}");
@@ -655,6 +718,34 @@ mod tests {
         .unwrap();
         let e = run_texel(&args("0.5", &plain)).unwrap_err().to_string();
         assert!(e.contains("plain.txt:1") && e.contains("score"), "{e}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    /// `--score-k auto` finds the K whose `σ(K·score)` the results were drawn from.
+    #[test]
+    fn score_k_is_fitted_on_the_scores_against_the_results() {
+        let out = std::env::temp_dir().join(format!("xqtune-score-k-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let fen = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
+        let text: String = (0..20_000)
+            .map(|_| {
+                let s: i32 = rng.gen_range(-600..=600);
+                let p = trace::sigmoid(1.6, s as f64);
+                let r = if rng.gen_bool(p) { "1.0" } else { "0.0" };
+                format!("{fen} | {s} | {r}\n")
+            })
+            .collect();
+        let data = out.join("s.txt");
+        std::fs::write(&data, text).unwrap();
+        let k = fit::fit_score_k(&data, None).unwrap();
+        assert!((k - 1.6).abs() < 0.1, "{k}");
+        // the first rows only
+        let k2 = fit::fit_score_k(&data, Some(5000)).unwrap();
+        assert!(k2 != k && (k2 - 1.6).abs() < 0.2, "{k2}");
+        std::fs::write(&data, format!("{fen} | 1-0 | g#1\n")).unwrap();
+        let e = fit::fit_score_k(&data, None).unwrap_err().to_string();
+        assert!(e.contains("s.txt") && e.contains("no search scores"), "{e}");
         std::fs::remove_dir_all(&out).unwrap();
     }
 

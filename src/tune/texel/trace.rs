@@ -122,6 +122,8 @@ pub struct TraceSet {
     /// empty when the labels are the results alone.
     score: Vec<f32>,
     lambda: f64,
+    /// The K of the scores in the labels (`--score-k`); `None`: the evaluation's K.
+    score_k: Option<f64>,
 }
 
 impl Default for TraceSet {
@@ -177,6 +179,7 @@ impl TraceSet {
             scale: vec![],
             score: vec![],
             lambda: 0.0,
+            score_k: None,
         }
     }
 
@@ -215,10 +218,12 @@ impl TraceSet {
     }
 
     /// Blends the search scores (one per position, red's view) into the labels with weight
-    /// `lambda` (nnue-pytorch's convention).
-    pub fn set_scores(&mut self, lambda: f64, scores: Vec<f32>) {
+    /// `lambda` (nnue-pytorch's convention), each as `σ(K·score)` with `score_k` for K when
+    /// given (scores from another engine), else the evaluation's K.
+    pub fn set_scores(&mut self, lambda: f64, score_k: Option<f64>, scores: Vec<f32>) {
         assert_eq!(scores.len(), self.len(), "one score per position");
         self.lambda = lambda;
+        self.score_k = score_k;
         self.score = if lambda > 0.0 { scores } else { vec![] };
     }
 
@@ -228,7 +233,8 @@ impl TraceSet {
     fn label(&self, i: usize, k: f64, blend: bool) -> f64 {
         let r = self.result[i] as f64;
         if blend && !self.score.is_empty() {
-            self.lambda * sigmoid(k, self.score[i] as f64) + (1.0 - self.lambda) * r
+            let ks = self.score_k.unwrap_or(k);
+            self.lambda * sigmoid(ks, self.score[i] as f64) + (1.0 - self.lambda) * r
         } else {
             r
         }
@@ -395,6 +401,7 @@ impl TraceSet {
         if parts.iter().any(|p| !p.score.is_empty()) {
             all.score = join(parts, |p| &p.score);
             all.lambda = parts.iter().map(|p| p.lambda).fold(0.0, f64::max);
+            all.score_k = parts.iter().find_map(|p| p.score_k);
         }
         all
     }
