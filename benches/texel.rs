@@ -45,6 +45,7 @@ fn bench(c: &mut Criterion) {
         eval: params.clone(),
         only: String::new(),
         lambda: 0.0,
+        score_k: None,
     };
     let data = TexelShare::load(&spec, &space, &|_| true).expect("load");
     let _ = std::fs::remove_file(&path);

@@ -226,6 +226,23 @@ fn bad_input_is_named() {
     std::fs::write(&bad, text).unwrap();
     let e = err(&run(label(&bad, &out, "1", &[])));
     assert!(e.contains("bad.txt") && e.contains("line 6"), "{e}");
+    // a Jieqi position
+    let jieqi = dir.join("jieqi.txt");
+    let fen = common::read_data("jieqi_valid.fen");
+    let fen = fen
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .unwrap();
+    std::fs::write(
+        &jieqi,
+        format!("{} | 1-0\n", fen.split(';').next().unwrap().trim()),
+    )
+    .unwrap();
+    let e = err(&run(label(&jieqi, &out, "1", &[])));
+    assert!(
+        e.contains("jieqi.txt") && e.contains("Xiangqi positions"),
+        "{e}"
+    );
     // a missing file
     let e = err(&run(label(&dir.join("none.txt"), &out, "1", &[])));
     assert!(e.contains("none.txt"), "{e}");

@@ -1,7 +1,7 @@
 //! `xqtune label`: the positions of a dataset scored by an engine's search, for the Texel
 //! tuner's `--lambda` (Stockfish's data tools rescore positions the same way).
 //!
-//! Every position of the input (any format the tuner reads: `xqtune import`'s `FEN | result |
+//! Every Xiangqi position of the input (any format the tuner reads: `xqtune import`'s `FEN | result |
 //! id`, datagen's `FEN | score | wdl`, a packed `.xqp` file) is sent to the engine alone, after
 //! `ucinewgame`, with `go nodes N` or `go depth D`; the score of its last info line that is not
 //! a bound becomes the position's score, red's view, centipawns, mates clamped to ±3000 as
@@ -27,7 +27,7 @@ use super::datagen::SCORE_CLAMP;
 use super::dataset::{self, Labelled};
 use super::files::{io_err, read_json, write_json};
 use super::stop::{install_ctrlc, stop_requested};
-use crate::core::Position;
+use crate::core::{Position, Variant};
 use crate::play::external::ExternalConfig;
 use crate::play::game::{GoRequest, MoveLimits, PlayerError};
 use crate::play::pool::EnginePool;
@@ -202,8 +202,17 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
     let rows = dataset::read_labelled(&args.data).map_err(|e| TuneError::Io(e.to_string()))?;
     // every position is checked before an engine starts: a bad line is the input's error
     for r in &rows {
-        dataset::parse_fen(&r.fen)
-            .map_err(|e| TuneError::Io(format!("{}: line {}: {e}", args.data.display(), r.line)))?;
+        let at = || format!("{}: line {}", args.data.display(), r.line);
+        let pos =
+            dataset::parse_fen(&r.fen).map_err(|e| TuneError::Io(format!("{}: {e}", at())))?;
+        if pos.variant() != Variant::Xiangqi {
+            return Err(TuneError::Io(format!(
+                "{}: a {} position; label scores Xiangqi positions (a Jieqi engine's reveal \
+                 moves and views are not read back)",
+                at(),
+                pos.variant()
+            )));
+        }
     }
     let engine = EngineCommand::parse(&args.engine, args.proto, &args.engine_option)?;
     let settings = LabelSettings {
