@@ -29,7 +29,7 @@
 //! dataset's folder README gets an entry saying how the file was made.
 
 use super::TuneError;
-use super::files::{io_err, read_json, write_json};
+use super::files::{Partial, io_err, read_json, write_json};
 use super::stop::{install_ctrlc, stop_requested};
 use crate::core::{Arbiter, CaptureReveal, GameResult, Move, Position, Variant};
 use crate::eval::nnue::Network;
@@ -42,7 +42,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::{Seek, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -374,15 +374,11 @@ pub fn play_game(index: u64, args: &SelfPlay) -> Vec<String> {
 pub const SCORE_CLAMP: i32 = 3000;
 
 fn progress_path(out: &Path) -> PathBuf {
-    let mut s = out.as_os_str().to_owned();
-    s.push(".progress.json");
-    PathBuf::from(s)
+    Partial::of(out).progress
 }
 
 fn partial_path(out: &Path) -> PathBuf {
-    let mut s = out.as_os_str().to_owned();
-    s.push(".partial");
-    PathBuf::from(s)
+    Partial::of(out).part
 }
 
 /// Runs datagen; returns the number of positions written.
@@ -434,16 +430,8 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         None => None,
     };
     // the partial file is cut back to what the progress file vouches for
-    let mut part = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(false)
-        .open(&part_p)
-        .map_err(|e| io_err(&part_p, e))?;
-    part.set_len(progress.bytes)
-        .map_err(|e| io_err(&part_p, e))?;
-    part.seek(std::io::SeekFrom::End(0))
-        .map_err(|e| io_err(&part_p, e))?;
+    let files = Partial::of(out);
+    let mut part = files.open(progress.bytes)?;
     // `.xqp`: packed records (40 bytes a position) after the file header
     let packed = crate::import::packed::is_packed(out);
     if packed && progress.bytes == 0 {
@@ -509,18 +497,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
     }
     bar.finish();
     drop(part);
-    // publish: compress or rename, atomically
-    if out.extension().is_some_and(|e| e == "gz") {
-        let data = std::fs::read(&part_p).map_err(|e| io_err(&part_p, e))?;
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        enc.write_all(&data).map_err(|e| io_err(out, e))?;
-        let gz = enc.finish().map_err(|e| io_err(out, e))?;
-        util::write_atomic(out, &gz).map_err(|e| io_err(out, e))?;
-        std::fs::remove_file(&part_p).map_err(|e| io_err(&part_p, e))?;
-    } else {
-        std::fs::rename(&part_p, out).map_err(|e| io_err(out, e))?;
-    }
-    std::fs::remove_file(&prog_p).map_err(|e| io_err(&prog_p, e))?;
+    files.publish()?;
     write_readme_entry(args, progress.positions, &eval, network.as_deref())?;
     crate::outln!(
         "datagen: {} positions from {} games -> {}",

@@ -5,7 +5,7 @@
 use super::TuneError;
 use crate::util;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Seek, Write};
 use std::path::{Path, PathBuf};
 
 pub fn io_err(path: &Path, e: std::io::Error) -> TuneError {
@@ -20,6 +20,68 @@ pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), TuneError> {
 pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, TuneError> {
     let text = std::fs::read_to_string(path).map_err(|e| io_err(path, e))?;
     serde_json::from_str(&text).map_err(|e| TuneError::Io(format!("{}: {e}", path.display())))
+}
+
+/// A file that grows while a long command runs (`datagen`, `label`): `OUT.partial`, cut back on
+/// resume to the bytes its progress record vouches for, and `OUT.progress.json`.
+pub struct Partial {
+    pub out: PathBuf,
+    pub part: PathBuf,
+    pub progress: PathBuf,
+}
+
+impl Partial {
+    pub fn of(out: &Path) -> Partial {
+        let with = |suffix: &str| {
+            let mut s = out.as_os_str().to_owned();
+            s.push(suffix);
+            PathBuf::from(s)
+        };
+        Partial {
+            out: out.to_path_buf(),
+            part: with(".partial"),
+            progress: with(".progress.json"),
+        }
+    }
+
+    /// The partial file opened for appending after its first `bytes` (the rest, written after
+    /// the last record of progress, is cut).
+    pub fn open(&self, bytes: u64) -> Result<std::fs::File, TuneError> {
+        let err = |e| io_err(&self.part, e);
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(false)
+            .open(&self.part)
+            .map_err(err)?;
+        f.set_len(bytes).map_err(err)?;
+        f.seek(std::io::SeekFrom::End(0)).map_err(err)?;
+        Ok(f)
+    }
+
+    /// Appends `bytes` to the open partial file and makes them durable.
+    pub fn append(&self, f: &mut std::fs::File, bytes: &[u8]) -> Result<(), TuneError> {
+        f.write_all(bytes)
+            .and_then(|_| f.sync_data())
+            .map_err(|e| io_err(&self.part, e))
+    }
+
+    /// The complete partial file becomes the output (gzipped when its name ends in `.gz`), in
+    /// one atomic step; the partial and progress files go.
+    pub fn publish(&self) -> Result<(), TuneError> {
+        let out = &self.out;
+        if out.extension().is_some_and(|e| e == "gz") {
+            let data = std::fs::read(&self.part).map_err(|e| io_err(&self.part, e))?;
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            enc.write_all(&data).map_err(|e| io_err(out, e))?;
+            let gz = enc.finish().map_err(|e| io_err(out, e))?;
+            util::write_atomic(out, &gz).map_err(|e| io_err(out, e))?;
+            std::fs::remove_file(&self.part).map_err(|e| io_err(&self.part, e))?;
+        } else {
+            std::fs::rename(&self.part, out).map_err(|e| io_err(out, e))?;
+        }
+        std::fs::remove_file(&self.progress).map_err(|e| io_err(&self.progress, e))
+    }
 }
 
 /// An append-only CSV whose data rows beyond a checkpoint are cut on resume, so the log always

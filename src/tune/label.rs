@@ -25,7 +25,7 @@
 use super::TuneError;
 use super::datagen::SCORE_CLAMP;
 use super::dataset::{self, Labelled};
-use super::files::{io_err, read_json, write_json};
+use super::files::{Partial, io_err, read_json, write_json};
 use super::stop::{install_ctrlc, stop_requested};
 use crate::core::{Position, Variant};
 use crate::play::external::ExternalConfig;
@@ -36,8 +36,7 @@ use crate::tune::engine::EngineCommand;
 use crate::uci::Protocol;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{Seek, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Positions per executor job.
@@ -190,12 +189,6 @@ fn wdl(result: f32) -> String {
     format!("{result:.1}")
 }
 
-fn with_suffix(out: &Path, suffix: &str) -> PathBuf {
-    let mut s = out.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
-}
-
 /// Runs a labelling; returns the number of positions written.
 pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
     install_ctrlc();
@@ -225,15 +218,13 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
         out: args.out.clone(),
     };
     let out = &args.out;
-    let (prog_p, part_p) = (
-        with_suffix(out, ".progress.json"),
-        with_suffix(out, ".partial"),
-    );
+    let files = Partial::of(out);
+    let prog_p = &files.progress;
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
     }
     let mut progress = if prog_p.exists() {
-        let p: Progress = read_json(&prog_p)?;
+        let p: Progress = read_json(prog_p)?;
         if p.settings != settings {
             return Err(TuneError::Resume(format!(
                 "{} belongs to a labelling with other settings or another input; delete it or \
@@ -261,17 +252,8 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
             dropped: 0,
         }
     };
-    let mut part = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(false)
-        .open(&part_p)
-        .map_err(|e| io_err(&part_p, e))?;
     // the partial file is cut back to what the progress file vouches for
-    part.set_len(progress.bytes)
-        .map_err(|e| io_err(&part_p, e))?;
-    part.seek(std::io::SeekFrom::End(0))
-        .map_err(|e| io_err(&part_p, e))?;
+    let mut part = files.open(progress.bytes)?;
     let config = settings
         .engine
         .external("label", &[])
@@ -304,8 +286,7 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
     );
     let mut writer = Writer {
         part: &mut part,
-        part_p: &part_p,
-        prog_p: &prog_p,
+        files: &files,
         ready: BTreeMap::new(),
         pending: Vec::new(),
         next: first,
@@ -358,17 +339,7 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
     }
     bar.finish();
     drop(part);
-    if out.extension().is_some_and(|e| e == "gz") {
-        let data = std::fs::read(&part_p).map_err(|e| io_err(&part_p, e))?;
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        enc.write_all(&data).map_err(|e| io_err(out, e))?;
-        let gz = enc.finish().map_err(|e| io_err(out, e))?;
-        crate::util::write_atomic(out, &gz).map_err(|e| io_err(out, e))?;
-        std::fs::remove_file(&part_p).map_err(|e| io_err(&part_p, e))?;
-    } else {
-        std::fs::rename(&part_p, out).map_err(|e| io_err(out, e))?;
-    }
-    std::fs::remove_file(&prog_p).map_err(|e| io_err(&prog_p, e))?;
+    files.publish()?;
     crate::outln!(
         "label: {} positions scored by {} ({} dropped: in check, capture or no move) -> {}",
         progress.positions,
@@ -382,8 +353,7 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
 /// Scored chunks in, lines out in input order.
 struct Writer<'a> {
     part: &'a mut std::fs::File,
-    part_p: &'a Path,
-    prog_p: &'a Path,
+    files: &'a Partial,
     /// Finished chunks not yet written, by index (those after a chunk still running).
     ready: BTreeMap<usize, Vec<Option<String>>>,
     /// Bytes of chunks `..next` not yet in the partial file.
@@ -428,16 +398,13 @@ impl Writer<'_> {
         if self.next == progress.next_chunk {
             return Ok(());
         }
-        self.part
-            .write_all(&self.pending)
-            .and_then(|_| self.part.sync_data())
-            .map_err(|e| io_err(self.part_p, e))?;
+        self.files.append(self.part, &self.pending)?;
         progress.bytes += self.pending.len() as u64;
         progress.positions += self.positions;
         progress.dropped += self.dropped;
         progress.next_chunk = self.next;
         self.pending.clear();
         (self.positions, self.dropped) = (0, 0);
-        write_json(self.prog_p, progress)
+        write_json(&self.files.progress, progress)
     }
 }
