@@ -261,6 +261,26 @@ fn parse_info(line: &str) -> Option<Info> {
     })
 }
 
+/// The score a search reports, read from its info lines as they come: that of the last line
+/// that is not a bound (a bound only while there is none). A search stopped mid-iteration (a
+/// node limit) reports where the cut-short iteration stood, not what it found.
+#[derive(Default)]
+struct ReportedScore {
+    score: Option<i32>,
+    depth: Option<u32>,
+    exact: bool,
+}
+
+impl ReportedScore {
+    fn see(&mut self, line: &str) {
+        if let Some(i) = parse_info(line)
+            && (!i.bound || !self.exact)
+        {
+            (self.score, self.depth, self.exact) = (Some(i.score), i.depth, !i.bound);
+        }
+    }
+}
+
 impl Player for ExternalPlayer {
     /// The process stays alive across games: changed options, then `ucinewgame` (UCI; UCCI
     /// has no such command) and `isready`, so the game starts once the engine is ready.
@@ -315,18 +335,11 @@ impl Player for ExternalPlayer {
         }
         // `position` and `go` in one write: the engine reads both at one wake-up.
         self.send(&format!("{position}\n{go}"))?;
-        // The reply's score is that of the last info line that is not a bound (a bound only
-        // while there is none): a search stopped mid-iteration reports where the cut-short
-        // iteration stood, not what it found.
-        let (mut score, mut depth, mut exact) = (None, None, false);
+        let mut reported = ReportedScore::default();
         let line = self.wait_for(
             |line| {
                 if line.starts_with("info") {
-                    if let Some(i) = parse_info(line)
-                        && (!i.bound || !exact)
-                    {
-                        (score, depth, exact) = (Some(i.score), i.depth, !i.bound);
-                    }
+                    reported.see(line);
                     false
                 } else {
                     line.starts_with("bestmove") || line.starts_with("nobestmove")
@@ -338,7 +351,11 @@ impl Player for ExternalPlayer {
             Some(m) if !line.starts_with("nobestmove") => m.to_string(),
             _ => Reply::NO_MOVE.to_string(),
         };
-        Ok(Reply { mv, score, depth })
+        Ok(Reply {
+            mv,
+            score: reported.score,
+            depth: reported.depth,
+        })
     }
 
     fn reset(&mut self) {
@@ -387,6 +404,19 @@ mod tests {
             info(29, Some(8), true)
         );
         assert_eq!(parse_info("info depth 9 currmove h2e2"), None);
+        // the reply's score: the last exact one, a bound only before any exact one
+        let mut r = ReportedScore::default();
+        for (line, score, depth) in [
+            ("info depth 1 score cp 20 upperbound", 20, 1),
+            ("info depth 1 score cp 15 pv h2e2", 15, 1),
+            ("info depth 2 score cp 40 lowerbound", 15, 1),
+            ("info depth 2 seldepth 5 score cp 35 pv h2e2", 35, 2),
+            ("info depth 3 score cp 60 upperbound nodes 9000", 35, 2),
+            ("info depth 3 currmove b2e2", 35, 2),
+        ] {
+            r.see(line);
+            assert_eq!((r.score, r.depth), (Some(score), Some(depth)), "{line}");
+        }
         assert_eq!(parse_info("info string score cp 5 depth 3"), None);
         assert_eq!(parse_info("info depth 3 pv h2e2 score cp 5"), None);
         assert_eq!(parse_info("info depth 5 score cp x"), None);
