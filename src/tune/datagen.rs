@@ -42,7 +42,6 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -373,14 +372,6 @@ pub fn play_game(index: u64, args: &SelfPlay) -> Vec<String> {
 /// Scores beyond this (mates) are written as this: the label blend saturates long before.
 pub const SCORE_CLAMP: i32 = 3000;
 
-fn progress_path(out: &Path) -> PathBuf {
-    Partial::of(out).progress
-}
-
-fn partial_path(out: &Path) -> PathBuf {
-    Partial::of(out).part
-}
-
 /// Runs datagen; returns the number of positions written.
 pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
     install_ctrlc();
@@ -390,12 +381,13 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
     let settings = DatagenSettings::from(flags);
     let args = &settings;
     let out = &args.out;
-    let (prog_p, part_p) = (progress_path(out), partial_path(out));
+    let files = Partial::of(out);
+    let prog_p = &files.progress;
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
     }
     let mut progress = if prog_p.exists() {
-        let p: ProgressRecord = read_json(&prog_p)?;
+        let p: ProgressRecord = read_json(prog_p)?;
         if p.args != settings {
             return Err(TuneError::Resume(format!(
                 "{} belongs to a datagen run with other settings; delete it or use those settings",
@@ -430,15 +422,12 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         None => None,
     };
     // the partial file is cut back to what the progress file vouches for
-    let files = Partial::of(out);
     let mut part = files.open(progress.bytes)?;
     // `.xqp`: packed records (40 bytes a position) after the file header
     let packed = crate::import::packed::is_packed(out);
     if packed && progress.bytes == 0 {
         let header = crate::import::packed::to_bytes(&[]);
-        part.write_all(&header)
-            .and_then(|_| part.sync_data())
-            .map_err(|e| io_err(&part_p, e))?;
+        files.append(&mut part, &header)?;
         progress.bytes = header.len() as u64;
     }
     let threads = flags.concurrency.unwrap_or_else(|| {
@@ -461,8 +450,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         .collect();
     let mut stream = Stream {
         part: &mut part,
-        part_p: &part_p,
-        prog_p: &prog_p,
+        files: &files,
         packed,
         ready: BTreeMap::new(),
         pending: Vec::new(),
@@ -514,8 +502,7 @@ const CHECKPOINT: Duration = Duration::from_secs(2);
 /// Datagen's writer: finished games in, lines out in game order.
 struct Stream<'a> {
     part: &'a mut std::fs::File,
-    part_p: &'a Path,
-    prog_p: &'a Path,
+    files: &'a Partial,
     packed: bool,
     /// Finished games not yet written, by game index (those after a game still running).
     ready: BTreeMap<u64, Vec<String>>,
@@ -567,16 +554,13 @@ impl Stream<'_> {
         if self.next == progress.next_game {
             return Ok(());
         }
-        self.part
-            .write_all(&self.pending)
-            .and_then(|_| self.part.sync_data())
-            .map_err(|e| io_err(self.part_p, e))?;
+        self.files.append(self.part, &self.pending)?;
         progress.bytes += self.pending.len() as u64;
         progress.positions += self.positions;
         progress.next_game = self.next;
         self.pending.clear();
         self.positions = 0;
-        write_json(self.prog_p, progress)
+        write_json(&self.files.progress, progress)
     }
 }
 
@@ -833,9 +817,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("xqtune-datagen-order-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let out = dir.join("o.txt");
-        let part_p = partial_path(&out);
-        let mut part = std::fs::File::create(&part_p).unwrap();
-        let prog_p = progress_path(&out);
+        let files = Partial::of(&out);
+        let (part_p, prog_p) = (&files.part, &files.progress);
+        let mut part = std::fs::File::create(part_p).unwrap();
         let settings = DatagenSettings::from(&DatagenArgs {
             variant: Variant::Xiangqi,
             games: 9,
@@ -859,8 +843,7 @@ mod tests {
         };
         let mut s = Stream {
             part: &mut part,
-            part_p: &part_p,
-            prog_p: &prog_p,
+            files: &files,
             packed: false,
             ready: BTreeMap::new(),
             pending: Vec::new(),
@@ -882,14 +865,14 @@ mod tests {
         s.sync(&mut progress).unwrap();
         drop(s);
         assert_eq!(
-            std::fs::read_to_string(&part_p).unwrap(),
+            std::fs::read_to_string(part_p).unwrap(),
             "g5p0\ng5p1\ng7p0\n"
         );
         assert_eq!(
             (progress.next_game, progress.bytes, progress.positions),
             (8, 15, 3)
         );
-        let saved: ProgressRecord = read_json(&prog_p).unwrap();
+        let saved: ProgressRecord = read_json(prog_p).unwrap();
         assert_eq!((saved.next_game, saved.bytes, saved.positions), (8, 15, 3));
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -964,7 +947,7 @@ mod tests {
             }
         }
         write_json(
-            &progress_path(&c.out),
+            &Partial::of(&c.out).progress,
             &ProgressRecord {
                 args: DatagenSettings::from(&c),
                 next_game: 2,
@@ -973,7 +956,7 @@ mod tests {
             },
         )
         .unwrap();
-        std::fs::write(partial_path(&c.out), format!("{done}xxxx/9 torn")).unwrap();
+        std::fs::write(Partial::of(&c.out).part, format!("{done}xxxx/9 torn")).unwrap();
         assert_eq!(run_datagen(&c).unwrap(), n);
         assert_eq!(std::fs::read_to_string(&c.out).unwrap(), a);
         // another seed, other deals

@@ -54,46 +54,33 @@ impl Objective for ResultsObjective {
     }
 }
 
-struct KProblem<'a> {
-    set: &'a dyn Objective,
-    theta: &'a [f64],
-}
+/// A loss as a function of K alone, for Brent's method.
+struct KProblem<F>(F);
 
-impl CostFunction for KProblem<'_> {
+impl<F: Fn(f64) -> f64> CostFunction for KProblem<F> {
     type Param = f64;
     type Output = f64;
     fn cost(&self, k: &f64) -> Result<f64, ArgminError> {
-        Ok(self.set.loss(self.theta, *k))
+        Ok((self.0)(*k))
     }
+}
+
+/// The K in [0.01, 10] minimising `loss` (Brent's method); `what` names it in errors.
+fn brent_k(what: &str, loss: impl Fn(f64) -> f64) -> Result<f64, TuneError> {
+    let solver = BrentOpt::new(0.01, 10.0).set_tolerance(1e-8, 1e-10);
+    let res = Executor::new(KProblem(loss), solver)
+        .configure(|s| s.max_iters(200))
+        .run()
+        .map_err(|e| TuneError::Optimiser(format!("fitting {what}: {e}")))?;
+    res.state()
+        .get_best_param()
+        .copied()
+        .ok_or_else(|| TuneError::Optimiser(format!("fitting {what} gave no result")))
 }
 
 /// The K minimising the loss at `theta` (Brent's method on [0.01, 10]).
 pub fn fit_k(set: &dyn Objective, theta: &[f64]) -> Result<f64, TuneError> {
-    let solver = BrentOpt::new(0.01, 10.0).set_tolerance(1e-8, 1e-10);
-    let res = Executor::new(KProblem { set, theta }, solver)
-        .configure(|s| s.max_iters(200))
-        .run()
-        .map_err(|e| TuneError::Optimiser(format!("fitting K: {e}")))?;
-    res.state()
-        .get_best_param()
-        .copied()
-        .ok_or_else(|| TuneError::Optimiser("fitting K gave no result".into()))
-}
-
-/// The mean squared error of `σ(k·score)` against the results.
-struct ScoreKProblem(Vec<(f32, f32)>);
-
-impl CostFunction for ScoreKProblem {
-    type Param = f64;
-    type Output = f64;
-    fn cost(&self, k: &f64) -> Result<f64, ArgminError> {
-        let sum: f64 = self
-            .0
-            .iter()
-            .map(|&(s, r)| (r as f64 - super::trace::sigmoid(*k, s as f64)).powi(2))
-            .sum();
-        Ok(sum / self.0.len().max(1) as f64)
-    }
+    brent_k("K", |k| set.loss(theta, k))
 }
 
 /// `--score-k auto`: the K at which the search scores of the file's first `max` rows (all when
@@ -113,15 +100,13 @@ pub fn fit_score_k(path: &std::path::Path, max: Option<usize>) -> Result<f64, Tu
             path.display()
         )));
     }
-    let solver = BrentOpt::new(0.01, 10.0).set_tolerance(1e-8, 1e-10);
-    let res = Executor::new(ScoreKProblem(pairs), solver)
-        .configure(|s| s.max_iters(200))
-        .run()
-        .map_err(|e| TuneError::Optimiser(format!("fitting the scores' K: {e}")))?;
-    res.state()
-        .get_best_param()
-        .copied()
-        .ok_or_else(|| TuneError::Optimiser("fitting the scores' K gave no result".into()))
+    brent_k("the scores' K", |k| {
+        let sum: f64 = pairs
+            .iter()
+            .map(|&(s, r)| (r as f64 - super::trace::sigmoid(k, s as f64)).powi(2))
+            .sum();
+        sum / pairs.len() as f64
+    })
 }
 
 /// (θ, loss, gradient) of the last evaluation.
