@@ -53,6 +53,9 @@ pub enum Command {
     Bench(crate::bench::BenchArgs),
     /// Play engine A against engine B: parallel games, opening pairs, Elo, SPRT, records.
     Match(Box<crate::play::MatchArgs>),
+    /// Compare two matches against the same opponent game by game (same openings and colours):
+    /// the score difference with its 95 % interval over the openings.
+    Compare(crate::play::compare::CompareArgs),
     /// Play a gauntlet or a round robin of engines from a file: ratings with intervals, cross
     /// table, records, resume.
     Tournament(Box<crate::play::tournament::cli::TournamentArgs>),
@@ -238,6 +241,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Label(a)) => crate::tune::label::run_label(&a)
             .map(|_| ())
             .map_err(Into::into),
+        Some(Command::Compare(a)) => crate::play::compare::run_compare(&a).map(|_| ()),
         Some(Command::Plot(a)) => crate::tune::run_plot(a),
         Some(Command::Export(a)) => crate::tune::export::run_export(&a).map_err(Into::into),
         Some(Command::Params(c)) => crate::tune::run_params(c),

@@ -273,3 +273,90 @@ fn network_flags() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The run folder of a tiny match played into `out` with the extra flags `extra`.
+fn tiny_match(out: &std::path::Path, extra: &[&str]) -> std::path::PathBuf {
+    let out_s = out.to_str().unwrap();
+    let mut args = vec![
+        "match",
+        "--nodes",
+        "200",
+        "--games",
+        "4",
+        "--concurrency",
+        "1",
+        "--seed",
+        "11",
+        "--max-plies",
+        "40",
+        "--out-dir",
+        out_s,
+    ];
+    args.extend_from_slice(extra);
+    let o = xqtune(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dirs: Vec<_> = std::fs::read_dir(out).unwrap().flatten().collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].path()
+}
+
+#[test]
+fn compare_pairs_two_matches_game_by_game() {
+    let root = std::env::temp_dir().join(format!("xqtune-compare-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    // engine A without its tempo bonus in the second match: other games, the same openings
+    let params = std::fs::read_to_string("params/xiangqi.json")
+        .unwrap()
+        .replace("\"tempo\": {\"v\": 31,", "\"tempo\": {\"v\": 0,");
+    let tempo0 = root.join("tempo0.json");
+    std::fs::write(&tempo0, params).unwrap();
+    let one = tiny_match(&root.join("one"), &[]);
+    let two = tiny_match(&root.join("two"), &["--a", tempo0.to_str().unwrap()]);
+    let run = |a: &std::path::Path, b: &std::path::Path| {
+        xqtune(&["compare", a.to_str().unwrap(), b.to_str().unwrap()])
+    };
+
+    let o = run(&one, &one);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("paired games: 4 over 2 openings (unpaired: 0 of the first, 0 of the second)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the first better in 0, the same in 4, worse in 0"),
+        "{out}"
+    );
+    assert!(out.contains("difference: +0.0 ± 0.0 %"), "{out}");
+
+    let o = run(&two, &one);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("paired games: 4 over 2 openings"), "{out}");
+    // each side's results over the four paired games
+    for label in ["first: W", "second: W"] {
+        let line = out.lines().find(|l| l.starts_with(label)).unwrap();
+        let n: Vec<usize> = line
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .take(3)
+            .map(|s| s.parse().unwrap())
+            .collect();
+        assert_eq!(n.iter().sum::<usize>(), 4, "{line}");
+    }
+
+    // not a match's run folder; a damaged journal
+    let o = run(&one, &root);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("is not the run folder of a match"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(two.join("games.jsonl"), "{\"game\": 0}\n").unwrap();
+    let o = run(&two, &one);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("line 1"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&root).unwrap();
+}

@@ -54,23 +54,7 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(Self::io(path, e)),
         };
-        let mut games: Vec<(usize, GameRecord)> = Vec::new();
-        let mut good = 0;
-        for (i, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
-            if !line.ends_with(b"\n") {
-                // cut short by a kill: dropped below
-                break;
-            }
-            let parsed: Line = serde_json::from_slice(line).map_err(|e| JournalError::Line {
-                path: path.display().to_string(),
-                line: i + 1,
-                error: e.to_string(),
-            })?;
-            if !games.iter().any(|(g, _)| *g == parsed.game) {
-                games.push((parsed.game, parsed.record));
-            }
-            good += line.len();
-        }
+        let (games, good) = parse(path, &text)?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -87,6 +71,14 @@ impl Journal {
             },
             games,
         ))
+    }
+
+    /// The games of the journal at `path` as [`Journal::open`] returns them, read without
+    /// opening it for writing: the file is left as it is (a line a kill cut short is skipped,
+    /// not cut), and a missing file is an error.
+    pub fn read(path: &Path) -> Result<Vec<(usize, GameRecord)>, JournalError> {
+        let text = std::fs::read(path).map_err(|e| Self::io(path, e))?;
+        Ok(parse(path, &text)?.0)
     }
 
     /// Appends game `id` as the run's recorder does: a game that is not in the journal would
@@ -123,6 +115,29 @@ impl Journal {
             .and_then(|_| self.file.sync_data())
             .map_err(|e| Self::io(&self.path, e))
     }
+}
+
+/// The games of a journal's text, each once (the first time it was written), and the length of
+/// the text up to the end of its last whole line.
+fn parse(path: &Path, text: &[u8]) -> Result<(Vec<(usize, GameRecord)>, usize), JournalError> {
+    let mut games: Vec<(usize, GameRecord)> = Vec::new();
+    let mut good = 0;
+    for (i, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
+        if !line.ends_with(b"\n") {
+            // cut short by a kill
+            break;
+        }
+        let parsed: Line = serde_json::from_slice(line).map_err(|e| JournalError::Line {
+            path: path.display().to_string(),
+            line: i + 1,
+            error: e.to_string(),
+        })?;
+        if !games.iter().any(|(g, _)| *g == parsed.game) {
+            games.push((parsed.game, parsed.record));
+        }
+        good += line.len();
+    }
+    Ok((games, good))
 }
 
 #[cfg(test)]

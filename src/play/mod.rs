@@ -9,6 +9,7 @@
 
 pub mod affinity;
 pub mod book;
+pub mod compare;
 pub mod external;
 pub mod game;
 pub mod jieqi;
