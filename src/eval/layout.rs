@@ -82,7 +82,7 @@ pub const KING_ATTACKER_SLOTS: usize = 6;
 pub const KING_LINE_SLOTS: usize = 3;
 
 /// The schema: every term of the Xiangqi evaluation, in file and flat order.
-pub const TERMS: [TermDef; 52] = [
+pub const TERMS: [TermDef; 53] = [
     t("tempo", Shape::Plain, "bonus for the side to move"),
     t("material.advisor", Shape::Tapered, "piece value"),
     t("material.elephant", Shape::Tapered, "piece value"),
@@ -309,6 +309,12 @@ pub const TERMS: [TermDef; 52] = [
         "64ths taken off when the favoured side's only attacker is one rook and the other side \
          keeps both advisors and both elephants",
     ),
+    t(
+        "endgame.scale_down.one_each",
+        Shape::Plain,
+        "64ths taken off when each side has one rook, or each one horse or cannon, left and the \
+         favoured side at most one pawn more than the other",
+    ),
 ];
 
 /// The Jieqi schema, in file order; flat names are these prefixed `jieqi.`.
@@ -404,6 +410,7 @@ pub mod id {
     pub const SCALE_PAWNS: usize = term_id(&TERMS, "endgame.scale_down.pawns");
     pub const SCALE_ONE_MINOR: usize = term_id(&TERMS, "endgame.scale_down.one_minor");
     pub const SCALE_ONE_ROOK: usize = term_id(&TERMS, "endgame.scale_down.one_rook");
+    pub const SCALE_ONE_EACH: usize = term_id(&TERMS, "endgame.scale_down.one_each");
 }
 
 /// Jieqi term ids: indices into [`JIEQI_TERMS`], looked up by name.

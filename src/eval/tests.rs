@@ -75,6 +75,19 @@ const SCALE_ENDGAMES: &[(&str, Option<&str>)] = &[
     ("4k4/9/9/9/4P4/9/9/9/9/3K5 w - - 0 1", None),
     // Rook and pawn against the full defence.
     ("2bakab2/9/9/9/4P4/9/9/9/9/R2K5 w - - 0 1", None),
+    // A rook and a pawn each; a horse and two pawns against a cannon and one.
+    (
+        "3akab2/9/4b4/6p2/9/2P6/9/4B4/r3A4/3AK1R2 w - - 0 1",
+        Some("one_each"),
+    ),
+    (
+        "3ak4/4a4/4b4/2p3c2/9/2P1P4/9/4BN3/4A4/3AK4 w - - 0 1",
+        Some("one_each"),
+    ),
+    // Two pawns ahead with a rook each; a rook against a horse and a cannon; against a horse.
+    ("3akab2/9/4b4/9/9/2P1P4/9/4B4/r3A4/3AK1R2 w - - 0 1", None),
+    ("3akab2/9/4b4/9/9/2P6/9/2n1B2c1/4A4/3AK1R2 w - - 0 1", None),
+    ("3akab2/9/4b4/9/9/2P6/9/2n1B4/4A4/3AK1R2 w - - 0 1", None),
 ];
 
 fn mirror_colors(fen: &str) -> String {
@@ -612,10 +625,17 @@ fn king_danger_grows_with_the_square_of_the_attack_weight() {
 fn endgame_scale_down_takes_its_64ths_off_the_side_that_cannot_mate() {
     let base = EvalParams::default();
     let mut values = base.to_vec();
-    let names = ["no_attackers", "one_pawn", "pawns", "one_minor", "one_rook"];
+    let names = [
+        "no_attackers",
+        "one_pawn",
+        "pawns",
+        "one_minor",
+        "one_rook",
+        "one_each",
+    ];
     // A different reduction per endgame, so that a wrong pick shows.
     for (k, name) in names.iter().enumerate() {
-        values[flat_index(&base, &format!("endgame.scale_down.{name}"))] = 8 + 12 * k as i32;
+        values[flat_index(&base, &format!("endgame.scale_down.{name}"))] = 8 + 10 * k as i32;
     }
     let scaled = base.from_vec(&values);
     for &(fen, expect) in SCALE_ENDGAMES {

@@ -218,11 +218,14 @@ fn read_run(dir: &Path) -> Result<(Vec<Played>, Option<String>)> {
     ))
 }
 
+/// `x` with its sign, `digits` after the point (`+inf`, `-inf` where a score is 0 or 1).
 fn signed(x: f64, digits: usize) -> String {
     if x.is_finite() {
         format!("{x:+.digits$}")
+    } else if x > 0.0 {
+        "+inf".to_string()
     } else {
-        "inf".to_string()
+        "-inf".to_string()
     }
 }
 
