@@ -623,8 +623,6 @@ fn king_danger_grows_with_the_square_of_the_attack_weight() {
 
 #[test]
 fn endgame_scale_down_takes_its_64ths_off_the_side_that_cannot_mate() {
-    let base = EvalParams::default();
-    let mut values = base.to_vec();
     let names = [
         "no_attackers",
         "one_pawn",
@@ -633,6 +631,13 @@ fn endgame_scale_down_takes_its_64ths_off_the_side_that_cannot_mate() {
         "one_rook",
         "one_each",
     ];
+    // The defaults without their scale-downs give the unscaled values.
+    let defaults = EvalParams::default();
+    let mut values = defaults.to_vec();
+    for name in names {
+        values[flat_index(&defaults, &format!("endgame.scale_down.{name}"))] = 0;
+    }
+    let base = defaults.from_vec(&values);
     // A different reduction per endgame, so that a wrong pick shows.
     for (k, name) in names.iter().enumerate() {
         values[flat_index(&base, &format!("endgame.scale_down.{name}"))] = 8 + 10 * k as i32;

@@ -120,7 +120,13 @@ impl Paired {
         let (a, b) = (self.results[0].score(), self.results[1].score());
         let mid = (a + b) / 2.0;
         let slope = 400.0 / (std::f64::consts::LN_10 * mid * (1.0 - mid));
-        (score_to_elo(a) - score_to_elo(b), slope * self.diff_error)
+        // no spread is no interval, even where the scores are 0 or 1 (an infinite slope)
+        let error = if self.diff_error == 0.0 {
+            0.0
+        } else {
+            slope * self.diff_error
+        };
+        (score_to_elo(a) - score_to_elo(b), error)
     }
 }
 
@@ -218,9 +224,12 @@ fn read_run(dir: &Path) -> Result<(Vec<Played>, Option<String>)> {
     ))
 }
 
-/// `x` with its sign, `digits` after the point (`+inf`, `-inf` where a score is 0 or 1).
+/// `x` with its sign, `digits` after the point (`+inf`, `-inf` where a score is 0 or 1, `n/a`
+/// for the difference of two such).
 fn signed(x: f64, digits: usize) -> String {
-    if x.is_finite() {
+    if x.is_nan() {
+        "n/a".to_string()
+    } else if x.is_finite() {
         format!("{x:+.digits$}")
     } else if x > 0.0 {
         "+inf".to_string()
@@ -356,6 +365,17 @@ mod tests {
         let other = [played(0, false, 0.0)];
         let e = compare(&one, &other).unwrap_err().to_string();
         assert!(e.contains("no game of the first match"), "{e}");
+    }
+
+    #[test]
+    fn lost_games_on_both_sides_print_without_nan() {
+        let g = games(&[(0.0, 0.0), (0.0, 0.0)]);
+        let p = compare(&g, &g).unwrap();
+        let (elo, error) = p.elo();
+        assert!(elo.is_nan() && error == 0.0);
+        assert_eq!(signed(elo, 0), "n/a");
+        assert_eq!(signed(f64::NEG_INFINITY, 1), "-inf");
+        assert_eq!(signed(2.26, 1), "+2.3");
     }
 
     #[test]
