@@ -530,7 +530,8 @@ fn shuffle_divisor_damps_the_evaluation_by_the_no_capture_counter() {
             ..SearchParams::default()
         };
         let mut s = Searcher::new(Arc::new(EvalParams::default()), params, 4);
-        let fen = format!("2bakab2/9/9/9/9/9/9/9/9/R2K5 w - - {counter} 80");
+        // one advisor short of the full defence: a rook up wins (no endgame scale-down)
+        let fen = format!("2b1k1b2/4a4/9/9/9/9/9/9/9/R2K5 w - - {counter} 80");
         let pos = Position::from_fen(&fen).unwrap();
         s.search(&pos, &depth(4), &mut |_| {}).score
     };
