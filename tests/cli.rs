@@ -1,5 +1,7 @@
 //! Commands run as a user runs them: `perft` output and argument errors, the network flags.
 
+mod common;
+
 use std::process::{Command, Output};
 
 fn xqtune(args: &[&str]) -> Output {
@@ -295,9 +297,7 @@ fn tiny_match(out: &std::path::Path, extra: &[&str]) -> std::path::PathBuf {
     args.extend_from_slice(extra);
     let o = xqtune(&args);
     assert!(o.status.success(), "{}", stderr(&o));
-    let dirs: Vec<_> = std::fs::read_dir(out).unwrap().flatten().collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].path()
+    common::run_dir(out)
 }
 
 #[test]

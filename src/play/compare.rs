@@ -12,7 +12,7 @@
 use super::game::GameRecord;
 use super::journal::Journal;
 use super::resume::read_config;
-use super::stats::{Z95, score_to_elo};
+use super::stats::{MatchResult, Z95, score_to_elo};
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -60,35 +60,6 @@ impl Played {
     }
 }
 
-/// Wins, losses and draws of one side's paired games.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Wld {
-    pub wins: usize,
-    pub losses: usize,
-    pub draws: usize,
-}
-
-impl Wld {
-    fn add(&mut self, score: f64) {
-        if score > 0.5 {
-            self.wins += 1;
-        } else if score < 0.5 {
-            self.losses += 1;
-        } else {
-            self.draws += 1;
-        }
-    }
-
-    fn games(&self) -> usize {
-        self.wins + self.losses + self.draws
-    }
-
-    /// The score share (0 to 1).
-    pub fn score(&self) -> f64 {
-        (self.wins as f64 + 0.5 * self.draws as f64) / self.games() as f64
-    }
-}
-
 /// The comparison of two matches' paired games.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Paired {
@@ -98,8 +69,8 @@ pub struct Paired {
     pub openings: usize,
     /// Games of each match left without a partner.
     pub unpaired: [usize; 2],
-    /// Each match's results over the paired games.
-    pub results: [Wld; 2],
+    /// Each match's results over the paired games (wins, draws and losses; no pairs).
+    pub results: [MatchResult; 2],
     /// Paired games where the first match's result was better, the same, worse.
     pub better: usize,
     pub same: usize,
@@ -144,7 +115,7 @@ pub fn compare(first: &[Played], second: &[Played]) -> Result<Paired> {
         m
     }
     let (mut one, two) = (group(first), group(second));
-    let mut results = [Wld::default(); 2];
+    let mut results = [MatchResult::default(); 2];
     let (mut better, mut same, mut worse) = (0, 0, 0);
     // per opening: the summed difference and the games
     let mut clusters: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
@@ -160,8 +131,8 @@ pub fn compare(first: &[Played], second: &[Played]) -> Result<Paired> {
             if names.0 != names.1 && !opponents.contains(&names) {
                 opponents.push(names);
             }
-            results[0].add(a.score);
-            results[1].add(b.score);
+            results[0].add_game(a.score);
+            results[1].add_game(b.score);
             let d = a.score - b.score;
             if d > 0.0 {
                 better += 1;
@@ -320,20 +291,10 @@ mod tests {
         let second = games(&[(0.5, 0.5), (0.5, 0.0), (0.0, 0.0)]);
         let p = compare(&first, &second).unwrap();
         assert_eq!((p.games, p.openings, p.unpaired), (6, 3, [0, 0]));
+        let wld = |r: &MatchResult| (r.wins, r.losses, r.draws);
         assert_eq!(
-            p.results,
-            [
-                Wld {
-                    wins: 2,
-                    losses: 1,
-                    draws: 3
-                },
-                Wld {
-                    wins: 0,
-                    losses: 3,
-                    draws: 3
-                }
-            ]
+            (wld(&p.results[0]), wld(&p.results[1])),
+            ((2, 1, 3), (0, 3, 3))
         );
         assert_eq!((p.better, p.same, p.worse), (3, 3, 0));
         // per opening the summed differences are 0.5, 0.5 and 1 (mean 1/3 per game)
