@@ -183,6 +183,11 @@ mod tests {
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(b"{\"game\": 7, \"rec").unwrap();
         drop(f);
+        // read alone skips the cut line and leaves the file as it is
+        let len = std::fs::metadata(&path).unwrap().len();
+        let games = Journal::read(&path).unwrap();
+        assert_eq!(games.iter().map(|g| g.0).collect::<Vec<_>>(), [3, 0]);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
         let (mut j, games) = Journal::open(&path).unwrap();
         assert_eq!(games.iter().map(|g| g.0).collect::<Vec<_>>(), [3, 0]);
         assert_eq!(games[0].1.index, 3);
@@ -194,6 +199,10 @@ mod tests {
         std::fs::write(&path, "{}\n").unwrap();
         let e = Journal::open(&path).err().unwrap().to_string();
         assert!(e.contains("line 1"), "{e}");
+        // reading a missing journal is an error naming it (opening one creates it)
+        std::fs::remove_file(&path).unwrap();
+        let e = Journal::read(&path).err().unwrap().to_string();
+        assert!(e.contains("games.jsonl"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
