@@ -228,11 +228,7 @@ fn bad_input_is_named() {
     assert!(e.contains("bad.txt") && e.contains("line 6"), "{e}");
     // a Jieqi position
     let jieqi = dir.join("jieqi.txt");
-    let fen = common::read_data("jieqi_valid.fen");
-    let fen = fen
-        .lines()
-        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .unwrap();
+    let fen = &common::data_lines("jieqi_valid.fen")[0];
     std::fs::write(
         &jieqi,
         format!("{} | 1-0\n", fen.split(';').next().unwrap().trim()),
