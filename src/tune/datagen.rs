@@ -29,7 +29,7 @@
 //! dataset's folder README gets an entry saying how the file was made.
 
 use super::TuneError;
-use super::files::{Partial, io_err, read_json, write_json};
+use super::files::{Growing, Partial, Piece, Synced, io_err, read_json};
 use super::stop::{install_ctrlc, stop_requested};
 use crate::core::{Arbiter, CaptureReveal, GameResult, Move, Position, Variant};
 use crate::eval::nnue::Network;
@@ -41,10 +41,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug, Clone, PartialEq)]
 pub struct DatagenArgs {
@@ -381,11 +379,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
     let settings = DatagenSettings::from(flags);
     let args = &settings;
     let out = &args.out;
-    let files = Partial::of(out);
-    let prog_p = &files.progress;
-    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
-    }
+    let prog_p = &Partial::of(out).progress;
     let mut progress = if prog_p.exists() {
         let p: ProgressRecord = read_json(prog_p)?;
         if p.args != settings {
@@ -422,12 +416,12 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         None => None,
     };
     // the partial file is cut back to what the progress file vouches for
-    let mut part = files.open(progress.bytes)?;
+    let mut growing = Growing::open(out, progress.bytes, progress.next_game)?;
     // `.xqp`: packed records (40 bytes a position) after the file header
     let packed = crate::import::packed::is_packed(out);
     if packed && progress.bytes == 0 {
         let header = crate::import::packed::to_bytes(&[]);
-        files.append(&mut part, &header)?;
+        growing.write_now(&header)?;
         progress.bytes = header.len() as u64;
     }
     let threads = flags.concurrency.unwrap_or_else(|| {
@@ -438,9 +432,8 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
     let games = Arc::new(SelfPlay::new(&settings, eval.clone(), network.clone()));
     let bar = super::driver::progress(args.games, progress.next_game, "datagen");
     // One stream of games over every thread (and rank): no thread waits for the slowest game
-    // of a batch. Lines are appended in game order (a finished game waits in `ready` for those
-    // before it), and the partial file is synced and the progress file rewritten at most
-    // every CHECKPOINT.
+    // of a batch. Lines are appended in game order (a finished game waits for those before
+    // it), and the partial file is synced and the progress file rewritten every few seconds.
     let first = progress.next_game;
     let jobs: Vec<DatagenJob> = (first..args.games)
         .map(|index| DatagenJob {
@@ -448,25 +441,17 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
             games: games.clone(),
         })
         .collect();
-    let mut stream = Stream {
-        part: &mut part,
-        files: &files,
-        packed,
-        ready: BTreeMap::new(),
-        pending: Vec::new(),
-        next: first,
-        positions: 0,
-        synced: Instant::now(),
-    };
     let mut error = None;
     crate::exec::map(jobs, threads, &mut |i, lines| {
-        if let Err(e) = stream.add(first + i as u64, lines, &mut progress) {
+        let step = encode(&lines, packed)
+            .and_then(|piece| growing.add(first + i as u64, piece, &mut progress, record));
+        if let Err(e) = step {
             error = Some(e);
             return false;
         }
         bar.set(
-            stream.next,
-            format!("{} positions", progress.positions + stream.positions),
+            growing.next(),
+            format!("{} positions", progress.positions + growing.unsynced().0),
         );
         !stop_requested()
     });
@@ -474,7 +459,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         bar.abandon();
         return Err(e);
     }
-    stream.sync(&mut progress)?;
+    growing.sync(&mut progress, record)?;
     if progress.next_game < args.games {
         bar.abandon();
         crate::outln!(
@@ -484,8 +469,7 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
         return Ok(progress.positions);
     }
     bar.finish();
-    drop(part);
-    files.publish()?;
+    growing.publish()?;
     write_readme_entry(args, progress.positions, &eval, network.as_deref())?;
     crate::outln!(
         "datagen: {} positions from {} games -> {}",
@@ -496,72 +480,29 @@ pub fn run_datagen(flags: &DatagenArgs) -> Result<u64, TuneError> {
     Ok(progress.positions)
 }
 
-/// How often a running datagen makes its partial file durable and records its progress.
-const CHECKPOINT: Duration = Duration::from_secs(2);
-
-/// Datagen's writer: finished games in, lines out in game order.
-struct Stream<'a> {
-    part: &'a mut std::fs::File,
-    files: &'a Partial,
-    packed: bool,
-    /// Finished games not yet written, by game index (those after a game still running).
-    ready: BTreeMap<u64, Vec<String>>,
-    /// Bytes of games `..next` not yet in the partial file.
-    pending: Vec<u8>,
-    /// The first game not yet in `pending`.
-    next: u64,
-    /// Positions in `pending`.
-    positions: u64,
-    synced: Instant,
+/// A finished game's lines as the bytes of the output (packed records or text lines).
+fn encode(lines: &[String], packed: bool) -> Result<Piece, TuneError> {
+    let mut bytes = Vec::new();
+    for l in lines {
+        if packed {
+            bytes.extend_from_slice(&pack_line(l)?.0);
+        } else {
+            bytes.extend_from_slice(l.as_bytes());
+            bytes.push(b'\n');
+        }
+    }
+    Ok(Piece {
+        bytes,
+        kept: lines.len() as u64,
+        dropped: 0,
+    })
 }
 
-impl Stream<'_> {
-    /// Takes game `game`'s lines; syncs when CHECKPOINT has passed since the last sync.
-    fn add(
-        &mut self,
-        game: u64,
-        lines: Vec<String>,
-        progress: &mut ProgressRecord,
-    ) -> Result<(), TuneError> {
-        self.ready.insert(game, lines);
-        self.take_ready()?;
-        if self.synced.elapsed() >= CHECKPOINT {
-            self.sync(progress)?;
-        }
-        Ok(())
-    }
-
-    /// Moves the games that now follow without a gap from `ready` to `pending`.
-    fn take_ready(&mut self) -> Result<(), TuneError> {
-        while let Some(lines) = self.ready.remove(&self.next) {
-            for l in &lines {
-                if self.packed {
-                    self.pending.extend_from_slice(&pack_line(l)?.0);
-                } else {
-                    self.pending.extend_from_slice(l.as_bytes());
-                    self.pending.push(b'\n');
-                }
-                self.positions += 1;
-            }
-            self.next += 1;
-        }
-        Ok(())
-    }
-
-    /// Appends `pending` to the partial file, syncs it, then records the progress (atomically).
-    fn sync(&mut self, progress: &mut ProgressRecord) -> Result<(), TuneError> {
-        self.synced = Instant::now();
-        if self.next == progress.next_game {
-            return Ok(());
-        }
-        self.files.append(self.part, &self.pending)?;
-        progress.bytes += self.pending.len() as u64;
-        progress.positions += self.positions;
-        progress.next_game = self.next;
-        self.pending.clear();
-        self.positions = 0;
-        write_json(&self.files.progress, progress)
-    }
+/// Adds what a sync of the partial file made durable to the progress record.
+fn record(progress: &mut ProgressRecord, s: Synced) {
+    progress.bytes += s.bytes;
+    progress.positions += s.kept;
+    progress.next_game = s.next;
 }
 
 /// One of datagen's own lines as a packed record.
@@ -685,6 +626,7 @@ fn write_readme_entry(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tune::files::write_json;
 
     #[test]
     fn quiet_filter() {
@@ -807,73 +749,6 @@ mod tests {
             e.contains("--net") && e.contains("a.txt") && e.contains("bad magic"),
             "{e}"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    /// Games finish out of order on many threads; the file gets them in game order, and the
-    /// progress record counts only games written without a gap.
-    #[test]
-    fn finished_games_are_written_in_game_order() {
-        let dir = std::env::temp_dir().join(format!("xqtune-datagen-order-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let out = dir.join("o.txt");
-        let files = Partial::of(&out);
-        let (part_p, prog_p) = (&files.part, &files.progress);
-        let mut part = std::fs::File::create(part_p).unwrap();
-        let settings = DatagenSettings::from(&DatagenArgs {
-            variant: Variant::Xiangqi,
-            games: 9,
-            nodes: 1,
-            depth: None,
-            seed: 1,
-            concurrency: None,
-            out: out.clone(),
-            random_plies: 0,
-            skip_plies: 0,
-            max_plies: 1,
-            params: None,
-            net: None,
-            force: false,
-        });
-        let mut progress = ProgressRecord {
-            args: settings,
-            next_game: 5,
-            bytes: 0,
-            positions: 0,
-        };
-        let mut s = Stream {
-            part: &mut part,
-            files: &files,
-            packed: false,
-            ready: BTreeMap::new(),
-            pending: Vec::new(),
-            next: 5,
-            positions: 0,
-            synced: Instant::now(),
-        };
-        let game = |g: u64, n: usize| (0..n).map(|k| format!("g{g}p{k}")).collect::<Vec<_>>();
-        s.ready.insert(7, game(7, 1));
-        s.ready.insert(6, game(6, 0));
-        s.take_ready().unwrap();
-        assert_eq!((s.next, s.positions), (5, 0));
-        s.sync(&mut progress).unwrap();
-        assert_eq!((progress.next_game, progress.bytes), (5, 0));
-        s.ready.insert(5, game(5, 2));
-        s.take_ready().unwrap();
-        assert_eq!((s.next, s.positions), (8, 3));
-        s.ready.insert(9, game(9, 1));
-        s.sync(&mut progress).unwrap();
-        drop(s);
-        assert_eq!(
-            std::fs::read_to_string(part_p).unwrap(),
-            "g5p0\ng5p1\ng7p0\n"
-        );
-        assert_eq!(
-            (progress.next_game, progress.bytes, progress.positions),
-            (8, 15, 3)
-        );
-        let saved: ProgressRecord = read_json(prog_p).unwrap();
-        assert_eq!((saved.next_game, saved.bytes, saved.positions), (8, 15, 3));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -25,7 +25,7 @@
 use super::TuneError;
 use super::datagen::SCORE_CLAMP;
 use super::dataset::{self, Labelled};
-use super::files::{Partial, io_err, read_json, write_json};
+use super::files::{Growing, Partial, Piece, Synced, read_json};
 use super::stop::{install_ctrlc, stop_requested};
 use crate::core::{Position, Variant};
 use crate::play::external::ExternalConfig;
@@ -35,15 +35,10 @@ use crate::play::runner::Engine;
 use crate::tune::engine::EngineCommand;
 use crate::uci::Protocol;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 /// Positions per executor job.
 const CHUNK: usize = 256;
-
-/// How often a running labelling makes its partial file durable and records its progress.
-const CHECKPOINT: Duration = Duration::from_secs(2);
 
 #[derive(clap::Args, Debug, Clone, PartialEq)]
 pub struct LabelArgs {
@@ -218,11 +213,7 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
         out: args.out.clone(),
     };
     let out = &args.out;
-    let files = Partial::of(out);
-    let prog_p = &files.progress;
-    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
-    }
+    let prog_p = &Partial::of(out).progress;
     let mut progress = if prog_p.exists() {
         let p: Progress = read_json(prog_p)?;
         if p.settings != settings {
@@ -253,7 +244,7 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
         }
     };
     // the partial file is cut back to what the progress file vouches for
-    let mut part = files.open(progress.bytes)?;
+    let mut growing = Growing::open(out, progress.bytes, progress.next_chunk as u64)?;
     let config = settings
         .engine
         .external("label", &[])
@@ -284,45 +275,46 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
         (first * CHUNK).min(rows.len()) as u64,
         "label",
     );
-    let mut writer = Writer {
-        part: &mut part,
-        files: &files,
-        ready: BTreeMap::new(),
-        pending: Vec::new(),
-        next: first,
-        positions: 0,
-        dropped: 0,
-        synced: Instant::now(),
-    };
     let mut error = None;
     crate::exec::map(jobs, threads, &mut |i, scores| {
         let chunk = first + i;
         let step = scores.and_then(|s| {
-            let lines = chunks[chunk]
-                .iter()
-                .zip(s)
-                .map(|(r, s)| s.map(|s| format!("{} | {s} | {}", r.fen, wdl(r.result))))
-                .collect();
-            writer
-                .add(chunk, lines, &mut progress)
+            let mut piece = Piece {
+                bytes: Vec::new(),
+                kept: 0,
+                dropped: 0,
+            };
+            for (r, s) in chunks[chunk].iter().zip(s) {
+                match s {
+                    Some(s) => {
+                        let line = format!("{} | {s} | {}\n", r.fen, wdl(r.result));
+                        piece.bytes.extend_from_slice(line.as_bytes());
+                        piece.kept += 1;
+                    }
+                    None => piece.dropped += 1,
+                }
+            }
+            growing
+                .add(chunk as u64, piece, &mut progress, record)
                 .map_err(|e| e.to_string())
         });
         if let Err(e) = step {
             error = Some(e);
             return false;
         }
+        let (kept, dropped) = growing.unsynced();
         bar.set(
-            ((writer.next * CHUNK).min(rows.len())) as u64,
+            ((growing.next() as usize * CHUNK).min(rows.len())) as u64,
             format!(
                 "{} kept, {} dropped",
-                progress.positions + writer.positions,
-                progress.dropped + writer.dropped
+                progress.positions + kept,
+                progress.dropped + dropped
             ),
         );
         !stop_requested()
     });
     // what is done is kept, an error or not
-    writer.sync(&mut progress)?;
+    growing.sync(&mut progress, record)?;
     if let Some(e) = error {
         bar.abandon();
         return Err(TuneError::Io(format!(
@@ -338,8 +330,7 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
         return Ok(progress.positions);
     }
     bar.finish();
-    drop(part);
-    files.publish()?;
+    growing.publish()?;
     crate::outln!(
         "label: {} positions scored by {} ({} dropped: in check, capture or no move) -> {}",
         progress.positions,
@@ -350,61 +341,10 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
     Ok(progress.positions)
 }
 
-/// Scored chunks in, lines out in input order.
-struct Writer<'a> {
-    part: &'a mut std::fs::File,
-    files: &'a Partial,
-    /// Finished chunks not yet written, by index (those after a chunk still running).
-    ready: BTreeMap<usize, Vec<Option<String>>>,
-    /// Bytes of chunks `..next` not yet in the partial file.
-    pending: Vec<u8>,
-    /// The first chunk not yet in `pending`.
-    next: usize,
-    positions: u64,
-    dropped: u64,
-    synced: Instant,
-}
-
-impl Writer<'_> {
-    fn add(
-        &mut self,
-        chunk: usize,
-        lines: Vec<Option<String>>,
-        progress: &mut Progress,
-    ) -> Result<(), TuneError> {
-        self.ready.insert(chunk, lines);
-        while let Some(lines) = self.ready.remove(&self.next) {
-            for l in lines {
-                match l {
-                    Some(l) => {
-                        self.pending.extend_from_slice(l.as_bytes());
-                        self.pending.push(b'\n');
-                        self.positions += 1;
-                    }
-                    None => self.dropped += 1,
-                }
-            }
-            self.next += 1;
-        }
-        if self.synced.elapsed() >= CHECKPOINT {
-            self.sync(progress)?;
-        }
-        Ok(())
-    }
-
-    /// Appends `pending` to the partial file, syncs it, then records the progress (atomically).
-    fn sync(&mut self, progress: &mut Progress) -> Result<(), TuneError> {
-        self.synced = Instant::now();
-        if self.next == progress.next_chunk {
-            return Ok(());
-        }
-        self.files.append(self.part, &self.pending)?;
-        progress.bytes += self.pending.len() as u64;
-        progress.positions += self.positions;
-        progress.dropped += self.dropped;
-        progress.next_chunk = self.next;
-        self.pending.clear();
-        (self.positions, self.dropped) = (0, 0);
-        write_json(&self.files.progress, progress)
-    }
+/// Adds what a sync of the partial file made durable to the progress record.
+fn record(progress: &mut Progress, s: Synced) {
+    progress.bytes += s.bytes;
+    progress.positions += s.kept;
+    progress.dropped += s.dropped;
+    progress.next_chunk = s.next as usize;
 }
