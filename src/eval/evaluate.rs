@@ -138,21 +138,19 @@ pub(crate) fn finish_red<T: Tracer>(pos: &Position, p: &EvalParams, mut acc: S, 
 /// `docs/measurements.md`; a rook against a minor piece wins far more often and is left out).
 #[inline(always)]
 pub(crate) fn scale_down_term(pos: &Position, strong: Color) -> Option<usize> {
-    let own = pos.pieces(strong);
-    let count = |k: PieceType| (pos.kind_bb(k) & own).count_ones();
+    let weak = strong.flip();
+    let count = |c: Color, k: PieceType| (pos.kind_bb(k) & pos.pieces(c)).count_ones();
     let (rooks, horses, cannons) = (
-        count(PieceType::Rook),
-        count(PieceType::Horse),
-        count(PieceType::Cannon),
+        count(strong, PieceType::Rook),
+        count(strong, PieceType::Horse),
+        count(strong, PieceType::Cannon),
     );
     if rooks + horses + cannons > 1 {
         return None;
     }
-    let pawns = count(PieceType::Pawn);
-    let weak = pos.pieces(strong.flip());
-    let defenders =
-        ((pos.kind_bb(PieceType::Advisor) | pos.kind_bb(PieceType::Elephant)) & weak).count_ones();
-    let full = |k: PieceType| (pos.kind_bb(k) & weak).count_ones() >= 2;
+    let pawns = count(strong, PieceType::Pawn);
+    let defenders = count(weak, PieceType::Advisor) + count(weak, PieceType::Elephant);
+    let full = |k: PieceType| count(weak, k) >= 2;
     let cannot_mate = match (rooks, horses + cannons, pawns) {
         (0, 0, 0) => Some(id::SCALE_NO_ATTACKERS),
         (0, 0, 1) if defenders >= 2 => Some(id::SCALE_ONE_PAWN),
@@ -166,11 +164,10 @@ pub(crate) fn scale_down_term(pos: &Position, strong: Color) -> Option<usize> {
     if cannot_mate.is_some() || rooks + horses + cannons != 1 {
         return cannot_mate;
     }
-    let weak_count = |k: PieceType| (pos.kind_bb(k) & weak).count_ones();
-    let weak_minors = weak_count(PieceType::Horse) + weak_count(PieceType::Cannon);
-    (weak_count(PieceType::Rook) == rooks
+    let weak_minors = count(weak, PieceType::Horse) + count(weak, PieceType::Cannon);
+    (count(weak, PieceType::Rook) == rooks
         && weak_minors == horses + cannons
-        && pawns <= weak_count(PieceType::Pawn) + 1)
+        && pawns <= count(weak, PieceType::Pawn) + 1)
         .then_some(id::SCALE_ONE_EACH)
 }
 
