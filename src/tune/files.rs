@@ -52,6 +52,7 @@ const CHECKPOINT: Duration = Duration::from_secs(2);
 
 /// One finished piece of a growing output (a game's positions, a chunk's scored lines): its
 /// bytes and how many positions it kept and dropped.
+#[derive(Default)]
 pub struct Piece {
     pub bytes: Vec<u8>,
     pub kept: u64,
@@ -107,11 +108,7 @@ impl Growing {
             paths,
             file,
             ready: BTreeMap::new(),
-            pending: Piece {
-                bytes: Vec::new(),
-                kept: 0,
-                dropped: 0,
-            },
+            pending: Piece::default(),
             next,
             recorded: next,
             synced: Instant::now(),

@@ -279,11 +279,7 @@ pub fn run_label(args: &LabelArgs) -> Result<u64, TuneError> {
     crate::exec::map(jobs, threads, &mut |i, scores| {
         let chunk = first + i;
         let step = scores.and_then(|s| {
-            let mut piece = Piece {
-                bytes: Vec::new(),
-                kept: 0,
-                dropped: 0,
-            };
+            let mut piece = Piece::default();
             for (r, s) in chunks[chunk].iter().zip(s) {
                 match s {
                     Some(s) => {
