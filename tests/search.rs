@@ -357,7 +357,9 @@ fn probcut_is_tried_from_its_minimum_depth_and_cuts() {
 /// quiet history (`history_tt_cut`, `history_prior`, `history_eval_diff`), the two rules of
 /// the re-search after a reduction (`lmr_deeper_margin`, `lmr_research_history`), the deeper
 /// internal reduction of principal nodes (`iir_pv_reduction`), the larger bonus of a cut-off
-/// far above beta (`history_beta_margin`), and one that is on,
+/// far above beta (`history_beta_margin`), the shallower root after an aspiration fail high
+/// (`aspiration_high_reduce`), the shallower principal node whose table entry is shallow
+/// (`pv_tt_depth_divisor`), and one that is on,
 /// `futility_history_divisor` (futility by the reduced depth and the move's history; 0 turns it
 /// off): each switched away from its default searches a different tree on the bench's
 /// middlegames, the same one again on a second run, and still finds the mate in three whose
@@ -397,6 +399,8 @@ fn off_by_default_switches_turn_on_and_off() {
         lmr_research_history: 0,
         iir_pv_reduction: 1,
         history_beta_margin: 0,
+        aspiration_high_reduce: 0,
+        pv_tt_depth_divisor: 0,
         ..SearchParams::default()
     });
     assert_eq!(off, explicit_off);
@@ -448,6 +452,14 @@ fn off_by_default_switches_turn_on_and_off() {
         },
         SearchParams {
             history_beta_margin: 100,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            aspiration_high_reduce: 1,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            pv_tt_depth_divisor: 2,
             ..SearchParams::default()
         },
     ] {

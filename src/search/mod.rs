@@ -495,17 +495,21 @@ impl Searcher {
             } else {
                 (-INF, INF)
             };
+            let mut failed_high = 0;
             let score = loop {
                 self.root_mark = self.nodes;
-                let s = self.negamax(&mut pos, alpha, beta, depth, 0, false);
+                let d = (depth - failed_high * p.aspiration_high_reduce).max(1);
+                let s = self.negamax(&mut pos, alpha, beta, d, 0, false);
                 if self.stopped {
                     break s;
                 }
                 if s <= alpha {
                     beta = (alpha + beta) / 2;
                     alpha = (s - delta).max(-INF);
+                    failed_high = 0;
                 } else if s >= beta {
                     beta = (s + delta).min(INF);
+                    failed_high += 1;
                 } else {
                     break s;
                 }
@@ -1042,6 +1046,17 @@ impl Searcher {
         // to one ply at least (the move loop's tables start at depth 1).
         if !root && depth >= p.iir_min_depth && tt_move.is_null() && (pv_node || cut_node) {
             depth = (depth - if pv_node { p.iir_pv_reduction } else { 1 }).max(1);
+        } else if !root
+            && pv_node
+            && p.pv_tt_depth_divisor > 0
+            && depth > 1
+            && let Some(h) = hit
+            && !tt_move.is_null()
+        {
+            // A principal node whose table entry is much shallower than its depth: the line
+            // was not worth more before, so it is searched a little shallower (Pikafish-HCE).
+            depth -= ((depth - h.depth) / p.pv_tt_depth_divisor).clamp(0, 5);
+            depth = depth.max(1);
         }
 
         let killers = self.heur.killers[ply];

@@ -48,6 +48,11 @@
 //! `history_beta_margin` above 0 gives a cut-off that beat beta by more than this (quiet or
 //! capture, and the malus of the moves tried before it) the history bonus of a ply deeper (0,
 //! the default: never).
+//! `aspiration_high_reduce` 1 searches the root a ply shallower for each fail high of the
+//! aspiration window in a row (Stockfish's and Pikafish-HCE's `failedHighCnt`; 0, the default:
+//! never); `pv_tt_depth_divisor` above 0 takes a principal node whose table entry is shallower
+//! than its depth down by the gap over this divisor, at most 5 plies (Pikafish-HCE: 2; 0, the
+//! default: never).
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
@@ -207,6 +212,8 @@ search_params! {
     lmr_research_history: 0 in 0..=1 step 1,
     iir_pv_reduction: 1 in 1..=4 step 1,
     history_beta_margin: 0 in 0..=400 step 10,
+    aspiration_high_reduce: 0 in 0..=1 step 1,
+    pv_tt_depth_divisor: 0 in 0..=8 step 1,
 }
 
 /// The declaration in the params file format (a test keeps it equal to the declaration).
