@@ -495,6 +495,8 @@ impl Searcher {
             } else {
                 (-INF, INF)
             };
+            // Fail highs in a row; with `aspiration_high_reduce` each takes a ply off the
+            // re-search, while the iteration keeps its nominal depth (as Stockfish's does).
             let mut failed_high = 0;
             let score = loop {
                 self.root_mark = self.nodes;
