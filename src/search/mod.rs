@@ -67,6 +67,9 @@ pub const MAX_PLY: usize = 128;
 /// for the child); its table entry is stored `PROBCUT_REDUCTION` plies below the node's depth.
 const PROBCUT_REDUCTION: i32 = 3;
 
+/// The most plies `pv_tt_depth_divisor` takes off a principal node (Pikafish-HCE's `decr_2`).
+const PV_TT_MAX_REDUCTION: i32 = 5;
+
 /// A searcher with its own tables. One per game in self-play; an engine's searcher may have
 /// helper threads ([`Searcher::set_threads`], Lazy SMP in [`smp`]).
 pub struct Searcher {
@@ -1057,8 +1060,8 @@ impl Searcher {
         {
             // A principal node whose table entry is much shallower than its depth: the line
             // was not worth more before, so it is searched a little shallower (Pikafish-HCE).
-            depth -= ((depth - h.depth) / p.pv_tt_depth_divisor).clamp(0, 5);
-            depth = depth.max(1);
+            let gap = (depth - h.depth) / p.pv_tt_depth_divisor;
+            depth = (depth - gap.clamp(0, PV_TT_MAX_REDUCTION)).max(1);
         }
 
         let killers = self.heur.killers[ply];
