@@ -401,6 +401,13 @@ fn off_by_default_switches_turn_on_and_off() {
         history_beta_margin: 0,
         aspiration_high_reduce: 0,
         pv_tt_depth_divisor: 0,
+        rfp_tt_pv: 0,
+        lmr_tt_pv_base: 0,
+        lmr_tt_pv_scale: 0,
+        lmr_pv_base: 0,
+        lmr_pv_scale: 0,
+        lmr_cut_base: 0,
+        lmr_cut_scale: 0,
         ..SearchParams::default()
     });
     assert_eq!(off, explicit_off);
@@ -460,6 +467,34 @@ fn off_by_default_switches_turn_on_and_off() {
         },
         SearchParams {
             pv_tt_depth_divisor: 2,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            rfp_tt_pv: 1,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            lmr_tt_pv_base: 1,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            lmr_tt_pv_scale: 22,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            lmr_pv_base: 1,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            lmr_pv_scale: 16,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            lmr_cut_base: 2,
+            ..SearchParams::default()
+        },
+        SearchParams {
+            lmr_cut_scale: 20,
             ..SearchParams::default()
         },
     ] {

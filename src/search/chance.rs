@@ -197,7 +197,7 @@ impl Searcher {
                 };
                 let v = self.prob_to_cp(p).round() as i32;
                 self.tt
-                    .store(ckey, ply, Move::NULL, v, NO_EVAL, depth, bound);
+                    .store(ckey, ply, Move::NULL, v, NO_EVAL, depth, bound, false);
                 return v;
             }
         }
@@ -213,7 +213,7 @@ impl Searcher {
             Bound::Exact
         };
         self.tt
-            .store(ckey, ply, Move::NULL, v, NO_EVAL, depth, bound);
+            .store(ckey, ply, Move::NULL, v, NO_EVAL, depth, bound, false);
         v
     }
 }

@@ -124,6 +124,9 @@ pub struct Searcher {
     /// after the table's move, or the first killer. A cut-off below it refutes the node's
     /// ordering, which `history_prior` and `history_tt_cut` teach.
     early: [bool; MAX_PLY + 2],
+    /// `tt_pv[ply]`: whether the node at `ply` is or was on a principal line (a principal node,
+    /// or its table entry says so; Stockfish's `ttPv`), kept in the table with its entry.
+    tt_pv: [bool; MAX_PLY + 2],
     corr: correction::Correction,
     lmr: Box<[[i32; 64]; 64]>,
     /// Where this search's nodes went (`xqtune bench --stats`).
@@ -279,6 +282,7 @@ impl Searcher {
             cont_stack: [NO_CONT; MAX_PLY + 2],
             excluded: [Move::NULL; MAX_PLY + 2],
             early: [false; MAX_PLY + 2],
+            tt_pv: [false; MAX_PLY + 2],
             corr: correction::Correction::new(),
             lmr: Box::new([[0; 64]; 64]),
             stats: stats::TreeStats::default(),
@@ -907,6 +911,12 @@ impl Searcher {
         let key = pos.key();
         let hit = self.tt.probe(key, ply);
         let tt_move = hit.map_or(Move::NULL, |h| h.mv);
+        // A singular-extension search keeps the full node's flag.
+        if excluded.is_null() {
+            self.tt_pv[ply] = pv_node || hit.is_some_and(|h| h.pv);
+        }
+        self.tt_pv[ply + 1] = false;
+        let tt_pv = self.tt_pv[ply];
         if !pv_node
             && excluded.is_null()
             && let Some(h) = hit
@@ -974,8 +984,10 @@ impl Searcher {
         };
 
         if !pv_node && !in_check && excluded.is_null() {
-            // Reverse futility pruning: far above beta at low depth, assume a cut-off.
+            // Reverse futility pruning: far above beta at low depth, assume a cut-off; with
+            // `rfp_tt_pv` 1 not at a node that was on a principal line (Pikafish-HCE).
             if depth <= p.rfp_max_depth
+                && !(tt_pv && p.rfp_tt_pv != 0)
                 && beta.abs() < MATE_BOUND
                 && eval - p.rfp_margin * (depth - improving as i32) >= beta
             {
@@ -1036,7 +1048,8 @@ impl Searcher {
                 {
                     self.stats.probcut_cuts += 1;
                     let d = depth - PROBCUT_REDUCTION;
-                    self.tt.store(key, ply, m, v, raw_eval, d, Bound::Lower);
+                    self.tt
+                        .store(key, ply, m, v, raw_eval, d, Bound::Lower, self.tt_pv[ply]);
                     return v;
                 }
                 if self.stopped {
@@ -1064,6 +1077,27 @@ impl Searcher {
             depth = (depth - gap.clamp(0, PV_TT_MAX_REDUCTION)).max(1);
         }
 
+        // A principal node whose table entry failed low at this depth or deeper will probably
+        // fail low again: its moves keep the reduction that `lmr_tt_pv_*` would take off.
+        let likely_fail_low = pv_node
+            && hit.is_some_and(|h| !h.mv.is_null() && h.bound == Bound::Upper && h.depth >= depth);
+        // The late-move reduction's shape by the node's kind (Pikafish-HCE's): plies off at a
+        // node that was on a principal line and at a principal node, plies on at an expected
+        // cut node, each `base + scale / (offset + depth)`. All 0 by default: none.
+        let lmr_node_shift = {
+            let d = depth.max(1);
+            let mut r = 0;
+            if tt_pv && !likely_fail_low {
+                r -= p.lmr_tt_pv_base + p.lmr_tt_pv_scale / (5 + d);
+            }
+            if pv_node {
+                r -= p.lmr_pv_base + p.lmr_pv_scale / (2 + d);
+            }
+            if cut_node {
+                r += p.lmr_cut_base + p.lmr_cut_scale / (7 + d);
+            }
+            r
+        };
         let killers = self.heur.killers[ply];
         let ctx = self.ctx_at(ply);
         let bad_percent = (p.see_bad_captures_last != 0).then_some(p.see_bad_capture_percent);
@@ -1310,6 +1344,7 @@ impl Searcher {
                         r = self.lmr[depth.min(63) as usize][(searched as usize).min(63)];
                         r += !pv_node as i32;
                         r += (cut_node && !improving) as i32;
+                        r += lmr_node_shift;
                         r -= (order >= ScoredMoves::KILLER) as i32;
                         r -= hist / p.lmr_history_divisor.max(1);
                         r = r.clamp(0, (new_depth - 1).max(0));
@@ -1425,6 +1460,11 @@ impl Searcher {
         } else {
             Bound::Upper
         };
+        // Nothing here beat alpha below a node that was on a principal line: the move before
+        // was probably good, and this node joins the principal lines (Stockfish).
+        if bound == Bound::Upper && ply >= 1 && self.tt_pv[ply - 1] && depth > 3 {
+            self.tt_pv[ply] = true;
+        }
         match bound {
             Bound::Lower => {
                 self.stats.fail_highs += 1;
@@ -1451,8 +1491,16 @@ impl Searcher {
             self.corr.update(slots, best_score - base_eval, depth);
         }
         let stored_eval = if in_check { 0 } else { raw_eval };
-        self.tt
-            .store(key, ply, best_move, best_score, stored_eval, depth, bound);
+        self.tt.store(
+            key,
+            ply,
+            best_move,
+            best_score,
+            stored_eval,
+            depth,
+            bound,
+            self.tt_pv[ply],
+        );
         best_score
     }
 
@@ -1697,6 +1745,7 @@ impl Searcher {
                         stored_eval,
                         0,
                         Bound::Lower,
+                        false,
                     );
                 }
                 return stand_pat;
@@ -1785,8 +1834,9 @@ impl Searcher {
         } else {
             Bound::Upper
         };
+        let pv_hit = hit.is_some_and(|h| h.pv);
         self.tt
-            .store(key, ply, best_move, best, static_eval, 0, bound);
+            .store(key, ply, best_move, best, static_eval, 0, bound, pv_hit);
         best
     }
 }

@@ -53,6 +53,13 @@
 //! never); `pv_tt_depth_divisor` above 0 takes a principal node whose table entry is shallower
 //! than its depth down by the gap over this divisor, at most 5 plies (Pikafish-HCE: 2; 0, the
 //! default: never).
+//! A node is on a principal line (`ttPv`) where it is a principal node or its table entry says
+//! it was (Stockfish's flag, kept in the table). `rfp_tt_pv` 1 keeps reverse futility off such
+//! a node; the late-move reduction of a quiet move there is `lmr_tt_pv_base + lmr_tt_pv_scale /
+//! (5 + depth)` plies smaller (unless the node is a principal one whose entry failed low as
+//! deep), at a principal node `lmr_pv_base + lmr_pv_scale / (2 + depth)` smaller, and at an
+//! expected cut node `lmr_cut_base + lmr_cut_scale / (7 + depth)` larger (Pikafish-HCE: 1 and
+//! 22, 1 and 17, 2 and 21; every one 0, the default: no change).
 
 use super::ChanceMode;
 use crate::eval::EvalParams;
@@ -214,6 +221,13 @@ search_params! {
     history_beta_margin: 0 in 0..=400 step 10,
     aspiration_high_reduce: 0 in 0..=1 step 1,
     pv_tt_depth_divisor: 0 in 0..=8 step 1,
+    rfp_tt_pv: 0 in 0..=1 step 1,
+    lmr_tt_pv_base: 0 in 0..=3 step 1,
+    lmr_tt_pv_scale: 0 in 0..=40 step 2,
+    lmr_pv_base: 0 in 0..=3 step 1,
+    lmr_pv_scale: 0 in 0..=40 step 2,
+    lmr_cut_base: 0 in 0..=4 step 1,
+    lmr_cut_scale: 0 in 0..=40 step 2,
 }
 
 /// The declaration in the params file format (a test keeps it equal to the declaration).

@@ -34,6 +34,8 @@ struct Entry {
     depth: u8,
     /// Bits 0-1: bound (0 = empty slot); bits 2-7: generation.
     flags: u8,
+    /// Whether the position was on a principal line when stored (Stockfish's `ttPv`).
+    pv: bool,
 }
 
 impl Entry {
@@ -43,6 +45,7 @@ impl Entry {
             | (self.eval as u16 as u64) << 16
             | (self.depth as u64) << 32
             | (self.flags as u64) << 40
+            | (self.pv as u64) << 48
     }
 
     #[inline(always)]
@@ -57,6 +60,7 @@ impl Entry {
             eval: (data >> 16) as u16 as i16,
             depth: (data >> 32) as u8,
             flags: (data >> 40) as u8,
+            pv: (data >> 48) & 1 != 0,
         }
     }
 
@@ -90,8 +94,8 @@ const _: () = assert!(std::mem::size_of::<Cluster>() == 64);
 /// The stored static evaluation of an entry that has none (a lazily evaluated node).
 pub const NO_EVAL: i32 = i16::MIN as i32;
 
-/// A hit: the stored move, score (already adjusted to the probing ply), static eval, depth and
-/// bound.
+/// A hit: the stored move, score (already adjusted to the probing ply), static eval, depth,
+/// bound, and whether the position was on a principal line.
 #[derive(Clone, Copy, Debug)]
 pub struct TtHit {
     pub mv: Move,
@@ -99,6 +103,7 @@ pub struct TtHit {
     pub eval: i32,
     pub depth: i32,
     pub bound: Bound,
+    pub pv: bool,
 }
 
 impl TtHit {
@@ -235,6 +240,7 @@ impl TranspositionTable {
                     eval: e.eval as i32,
                     depth: e.depth as i32,
                     bound,
+                    pv: e.pv,
                 });
             }
         }
@@ -252,6 +258,7 @@ impl TranspositionTable {
         eval: i32,
         depth: i32,
         bound: Bound,
+        pv: bool,
     ) {
         let generation = self.generation.load(Ordering::Relaxed);
         let c = &self.clusters[self.index(key)];
@@ -298,6 +305,7 @@ impl TranspositionTable {
             },
             depth: depth.clamp(0, 255) as u8,
             flags: (generation << 2) | bound as u8,
+            pv,
         }
         .save(&c.entries[slot]);
     }
@@ -328,13 +336,20 @@ mod tests {
     fn store_and_probe_round_trip() {
         let tt = TranspositionTable::new(1);
         let m = Move::new(Square(10), Square(19));
-        tt.store(0xdead_beef_1234_5678, 3, m, 42, -7, 5, Bound::Exact);
+        tt.store(0xdead_beef_1234_5678, 3, m, 42, -7, 5, Bound::Exact, false);
         let h = tt.probe(0xdead_beef_1234_5678, 3).expect("hit");
         assert_eq!(
-            (h.mv, h.score, h.eval, h.depth, h.bound),
-            (m, 42, -7, 5, Bound::Exact)
+            (h.mv, h.score, h.eval, h.depth, h.bound, h.pv),
+            (m, 42, -7, 5, Bound::Exact, false)
         );
         assert!(tt.probe(0x1111_2222_3333_4444, 3).is_none());
+        // The principal-line flag round-trips, and a later store of the same key replaces it.
+        tt.store(0xdead_beef_1234_5678, 3, m, -42, 7, 6, Bound::Upper, true);
+        let h = tt.probe(0xdead_beef_1234_5678, 3).expect("hit");
+        assert_eq!(
+            (h.mv, h.score, h.eval, h.depth, h.bound, h.pv),
+            (m, -42, 7, 6, Bound::Upper, true)
+        );
     }
 
     #[test]
@@ -342,11 +357,11 @@ mod tests {
         let tt = TranspositionTable::new(1);
         // Mate in 5 plies from the root, found at ply 3: 2 plies from the node.
         let score = super::super::MATE - 5;
-        tt.store(7, 3, Move::NULL, score, 0, 4, Bound::Lower);
+        tt.store(7, 3, Move::NULL, score, 0, 4, Bound::Lower, false);
         // Seen again at ply 1, the same mate is 3 plies from the root.
         let h = tt.probe(7, 1).unwrap();
         assert_eq!(h.score, super::super::MATE - 3);
-        tt.store(8, 2, Move::NULL, -score, 0, 4, Bound::Upper);
+        tt.store(8, 2, Move::NULL, -score, 0, 4, Bound::Upper, false);
         assert_eq!(tt.probe(8, 6).unwrap().score, -(super::super::MATE - 9));
     }
 
@@ -357,19 +372,19 @@ mod tests {
         // Keys that land in cluster 0 (high bits zero) with different check bits.
         let keys: Vec<u64> = (1..=5u64).collect();
         assert!(keys.iter().all(|&k| (k as u128 * n) >> 64 == 0));
-        tt.store(keys[0], 0, Move::NULL, 1, 0, 20, Bound::Exact);
+        tt.store(keys[0], 0, Move::NULL, 1, 0, 20, Bound::Exact, false);
         for &k in &keys[1..4] {
-            tt.store(k, 0, Move::NULL, 1, 0, 1, Bound::Exact);
+            tt.store(k, 0, Move::NULL, 1, 0, 1, Bound::Exact, false);
         }
         // The cluster is full; a fifth key replaces a shallow entry, not the deep one.
-        tt.store(keys[4], 0, Move::NULL, 1, 0, 2, Bound::Exact);
+        tt.store(keys[4], 0, Move::NULL, 1, 0, 2, Bound::Exact, false);
         assert!(tt.probe(keys[0], 0).is_some());
         assert!(tt.probe(keys[4], 0).is_some());
         // Entries of older searches go first.
         tt.new_search();
         tt.new_search();
         tt.new_search();
-        tt.store(99, 0, Move::NULL, 1, 0, 1, Bound::Exact);
+        tt.store(99, 0, Move::NULL, 1, 0, 1, Bound::Exact, false);
         assert_eq!(
             keys.iter().filter(|&&k| tt.probe(k, 0).is_some()).count(),
             3,
@@ -395,10 +410,10 @@ mod tests {
             ]
         };
         let first = Move::new(Square(10), Square(19));
-        tt.store(key, 0, first, 100, -7, 5, Bound::Exact);
+        tt.store(key, 0, first, 100, -7, 5, Bound::Exact, false);
         let a = words();
         let second = Move::new(Square(20), Square(29));
-        tt.store(key, 0, second, -300, 11, 6, Bound::Lower);
+        tt.store(key, 0, second, -300, 11, 6, Bound::Lower, false);
         let b = words();
         assert_ne!(a, b, "the second store overwrites the first in place");
         for (torn, what) in [
@@ -455,7 +470,7 @@ mod tests {
                         }
                         let k = i % keys.len();
                         let (mv, score, eval, depth) = entry(k, v);
-                        tt.store(keys[k], 0, mv, score, eval, depth, Bound::Exact);
+                        tt.store(keys[k], 0, mv, score, eval, depth, Bound::Exact, false);
                     }
                 });
             }
