@@ -1049,7 +1049,7 @@ impl Searcher {
                     self.stats.probcut_cuts += 1;
                     let d = depth - PROBCUT_REDUCTION;
                     self.tt
-                        .store(key, ply, m, v, raw_eval, d, Bound::Lower, self.tt_pv[ply]);
+                        .store(key, ply, m, v, raw_eval, d, Bound::Lower, tt_pv);
                     return v;
                 }
                 if self.stopped {
@@ -1080,21 +1080,22 @@ impl Searcher {
         // A principal node whose table entry failed low at this depth or deeper will probably
         // fail low again: its moves keep the reduction that `lmr_tt_pv_*` would take off.
         let likely_fail_low = pv_node
-            && hit.is_some_and(|h| !h.mv.is_null() && h.bound == Bound::Upper && h.depth >= depth);
+            && !tt_move.is_null()
+            && hit.is_some_and(|h| h.bound == Bound::Upper && h.depth >= depth);
         // The late-move reduction's shape by the node's kind (Pikafish-HCE's): plies off at a
         // node that was on a principal line and at a principal node, plies on at an expected
         // cut node, each `base + scale / (offset + depth)`. All 0 by default: none.
+        // (`depth` is at least 1 here: quiescence took the rest.)
         let lmr_node_shift = {
-            let d = depth.max(1);
             let mut r = 0;
             if tt_pv && !likely_fail_low {
-                r -= p.lmr_tt_pv_base + p.lmr_tt_pv_scale / (5 + d);
+                r -= p.lmr_tt_pv_base + p.lmr_tt_pv_scale / (5 + depth);
             }
             if pv_node {
-                r -= p.lmr_pv_base + p.lmr_pv_scale / (2 + d);
+                r -= p.lmr_pv_base + p.lmr_pv_scale / (2 + depth);
             }
             if cut_node {
-                r += p.lmr_cut_base + p.lmr_cut_scale / (7 + d);
+                r += p.lmr_cut_base + p.lmr_cut_scale / (7 + depth);
             }
             r
         };
